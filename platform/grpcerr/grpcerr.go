@@ -1,0 +1,88 @@
+// Package grpcerr converts domain errors to gRPC status errors through one
+// table per service, at the server boundary (etcd's togRPCError).
+package grpcerr
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Rule maps every error that errors.Is Err to Code.
+type Rule struct {
+	Err  error
+	Code codes.Code
+}
+
+// Table is a service's complete mapping, checked in order.
+type Table []Rule
+
+// Code returns the code err maps to, and whether a rule matched.
+func (t Table) Code(err error) (codes.Code, bool) {
+	for _, r := range t {
+		if errors.Is(err, r.Err) {
+			return r.Code, true
+		}
+	}
+	return codes.Unknown, false
+}
+
+// internalMessage is what callers see for an unmapped error; the real error
+// is logged, since it may hold internals a caller cannot act on.
+const internalMessage = "internal error; the server log has the details"
+
+// ToStatus converts err for the wire. Status errors pass through unchanged;
+// context errors keep their codes; mapped errors keep their message;
+// anything else becomes Internal with a masked message.
+func (t Table) ToStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return status.Error(codes.DeadlineExceeded, err.Error())
+	}
+	if code, ok := t.Code(err); ok {
+		return status.Error(code, err.Error())
+	}
+	return status.Error(codes.Internal, internalMessage)
+}
+
+// UnaryServerInterceptor applies the table to every handler error.
+func (t Table) UnaryServerInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		resp, err := handler(ctx, req)
+		if err != nil {
+			out := t.ToStatus(err)
+			if status.Code(out) == codes.Internal {
+				log.ErrorContext(ctx, "internal error", "method", info.FullMethod, "error", err)
+			}
+			return resp, out
+		}
+		return resp, nil
+	}
+}
+
+// StreamServerInterceptor applies the table to stream handler errors.
+func (t Table) StreamServerInterceptor(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		err := handler(srv, ss)
+		if err != nil {
+			out := t.ToStatus(err)
+			if status.Code(out) == codes.Internal {
+				log.ErrorContext(ss.Context(), "internal error", "method", info.FullMethod, "error", err)
+			}
+			return out
+		}
+		return nil
+	}
+}

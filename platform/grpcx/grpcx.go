@@ -1,0 +1,205 @@
+// Package grpcx builds the gRPC servers and client connections every service
+// uses: recovery, bearer-token auth, the service's error table, health
+// checking and reflection (so grpcurl works).
+package grpcx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	"github.com/vcfsm/vcfsm/platform/auth"
+	"github.com/vcfsm/vcfsm/platform/grpcerr"
+)
+
+// ServerConfig configures NewServer.
+type ServerConfig struct {
+	Logger *slog.Logger
+	// Tokens authenticate callers; nil disables authentication (tests only).
+	Tokens *auth.Tokens
+	// MaxRecvBytes bounds request size; 0 means 16 MiB.
+	MaxRecvBytes int
+}
+
+// Server is a gRPC server with health checking. Several services may share
+// one Server (the all-in-one); each registers its own error table.
+type Server struct {
+	*grpc.Server
+	Health *health.Server
+	log    *slog.Logger
+	errs   *errorTables
+}
+
+// RegisterErrors sets the error table for a gRPC service (its full name,
+// e.g. "vcfservices.lifecycle.v1.LifecycleService"). Call before serving.
+func (s *Server) RegisterErrors(service string, table grpcerr.Table) {
+	s.errs.tables[service] = table
+}
+
+type errorTables struct {
+	tables map[string]grpcerr.Table
+}
+
+func (e *errorTables) forMethod(fullMethod string) grpcerr.Table {
+	// fullMethod is "/package.Service/Method".
+	name := strings.TrimPrefix(fullMethod, "/")
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[:i]
+	}
+	return e.tables[name]
+}
+
+func (e *errorTables) unary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		return e.forMethod(info.FullMethod).UnaryServerInterceptor(log)(ctx, req, info, handler)
+	}
+}
+
+func (e *errorTables) stream(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		return e.forMethod(info.FullMethod).StreamServerInterceptor(log)(srv, ss, info, handler)
+	}
+}
+
+// NewServer returns a server with the standard interceptor chain. Register
+// services on it, then call MarkServing.
+func NewServer(cfg ServerConfig) *Server {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	maxRecv := cfg.MaxRecvBytes
+	if maxRecv == 0 {
+		maxRecv = 16 << 20
+	}
+	unary := []grpc.UnaryServerInterceptor{recoverUnary(log)}
+	stream := []grpc.StreamServerInterceptor{recoverStream(log)}
+	if cfg.Tokens != nil {
+		unary = append(unary, cfg.Tokens.UnaryServerInterceptor())
+		stream = append(stream, cfg.Tokens.StreamServerInterceptor())
+	}
+	errs := &errorTables{tables: map[string]grpcerr.Table{}}
+	unary = append(unary, errs.unary(log))
+	stream = append(stream, errs.stream(log))
+	s := grpc.NewServer(
+		grpc.ChainUnaryInterceptor(unary...),
+		grpc.ChainStreamInterceptor(stream...),
+		grpc.MaxRecvMsgSize(maxRecv),
+	)
+	h := health.NewServer()
+	healthpb.RegisterHealthServer(s, h)
+	reflection.Register(s)
+	return &Server{Server: s, Health: h, log: log, errs: errs}
+}
+
+// MarkServing reports every registered service, and the server as a whole,
+// as SERVING to health checks.
+func (s *Server) MarkServing() {
+	for name := range s.GetServiceInfo() {
+		s.Health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
+	}
+	s.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+}
+
+// Serve serves on lis until ctx ends, then drains in-flight calls for up to
+// grace before closing them.
+func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duration) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.Server.Serve(lis) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, grpc.ErrServerStopped) {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+	}
+	s.Health.Shutdown()
+	done := make(chan struct{})
+	go func() {
+		s.GracefulStop()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(grace):
+		s.Stop()
+		<-done
+	}
+	<-errc
+	return nil
+}
+
+func recoverUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.ErrorContext(ctx, "panic in handler", "method", info.FullMethod, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = status.Error(codes.Internal, "internal error; the server log has the details")
+			}
+		}()
+		return handler(ctx, req)
+	}
+}
+
+func recoverStream(log *slog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				log.ErrorContext(ss.Context(), "panic in stream handler", "method", info.FullMethod, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+				err = status.Error(codes.Internal, "internal error; the server log has the details")
+			}
+		}()
+		return handler(srv, ss)
+	}
+}
+
+// Dial connects to another service, sending token on every call.
+func Dial(addr, token string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
+	base := []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+	}
+	if token != "" {
+		base = append(base, grpc.WithPerRPCCredentials(auth.Bearer(token)))
+	}
+	conn, err := grpc.NewClient(addr, append(base, opts...)...)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	return conn, nil
+}
+
+// Listen opens a TCP listener, naming the address in errors.
+func Listen(addr string) (net.Listener, error) {
+	lis, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	return lis, nil
+}
+
+// HTTPCodeHeader is the gRPC response header a handler sets to choose the
+// REST status the gateway answers with (api.md answers PUT, PATCH and DELETE
+// with 202).
+const HTTPCodeHeader = "x-http-code"
+
+// SetHTTPCode asks the gateway to answer this call with code.
+func SetHTTPCode(ctx context.Context, code int) {
+	_ = grpc.SetHeader(ctx, metadata.Pairs(HTTPCodeHeader, strconv.Itoa(code)))
+}

@@ -1,0 +1,38 @@
+// Package app builds and runs the compatibility service from its configuration.
+// cmd/compatibility and the all-in-one both use it.
+package app
+
+import (
+	"context"
+	"flag"
+	"log/slog"
+
+	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
+	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/services/compatibility/internal/server"
+)
+
+// Config is the compatibility service's configuration.
+type Config struct{}
+
+// RegisterFlags binds the configuration to flags.
+func (c *Config) RegisterFlags(*flag.FlagSet) {}
+
+// Service is a running compatibility service.
+type Service struct {
+	handler *server.Handler
+}
+
+// New builds the service.
+func New(_ context.Context, _ Config, _ *slog.Logger) (*Service, error) {
+	return &Service{handler: server.NewHandler()}, nil
+}
+
+// Register adds the gRPC service and its error table to srv.
+func (s *Service) Register(srv *grpcx.Server) {
+	compatibilityv1.RegisterCompatibilityServiceServer(srv, s.handler)
+	srv.RegisterErrors(compatibilityv1.CompatibilityService_ServiceDesc.ServiceName, server.ErrorTable)
+}
+
+// Close releases the service's resources.
+func (s *Service) Close() error { return nil }

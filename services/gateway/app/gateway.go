@@ -1,0 +1,141 @@
+// Package app is the REST gateway: grpc-gateway in front of the lifecycle
+// service, registered against a client connection so every REST call passes
+// through the same gRPC interceptors (auth, validation, error table) as a
+// direct gRPC call.
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+
+	"google.golang.org/grpc/health/grpc_health_v1"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+	"github.com/vcfsm/vcfsm/platform/grpcx"
+)
+
+// VCFAPrefix is the base path VCF Automation serves the API under; the same
+// routes answer there and under /v2.
+const VCFAPrefix = "/api/extension/broadcom/service-manager"
+
+// New returns the gateway's HTTP handler over a connection to lifecycle.
+func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger) (http.Handler, error) {
+	jsonMarshaler := &runtime.JSONPb{
+		MarshalOptions:   protojson.MarshalOptions{EmitDefaultValues: true},
+		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
+	}
+	mux := runtime.NewServeMux(
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, &bodyMarshaler{Marshaler: jsonMarshaler}),
+		runtime.WithForwardResponseOption(setHTTPCode),
+		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
+			if key == grpcx.HTTPCodeHeader {
+				return "", false
+			}
+			return runtime.DefaultHeaderMatcher(key)
+		}),
+		runtime.WithErrorHandler(errorHandler(log)),
+		runtime.WithHealthzEndpoint(grpc_health_v1.NewHealthClient(conn)),
+	)
+	if err := lifecyclev1.RegisterLifecycleServiceHandler(ctx, mux, conn); err != nil {
+		return nil, fmt.Errorf("register lifecycle routes: %w", err)
+	}
+	root := http.NewServeMux()
+	root.HandleFunc("GET /v2/openapi.json", serveOpenAPI)
+	root.HandleFunc("GET "+VCFAPrefix+"/v2/openapi.json", serveOpenAPI)
+	root.Handle("/", stripVCFAPrefix(mux))
+	return root, nil
+}
+
+func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(lifecyclev1.OpenAPIJSON)
+}
+
+// stripVCFAPrefix serves /api/extension/broadcom/service-manager/v2/… as /v2/….
+func stripVCFAPrefix(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rest, ok := strings.CutPrefix(r.URL.Path, VCFAPrefix); ok && strings.HasPrefix(rest, "/v2") {
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = rest
+			r2.URL.RawPath = ""
+			next.ServeHTTP(w, r2)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// setHTTPCode applies the status a handler chose through grpcx.HTTPCodeHeader.
+func setHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+	md, ok := runtime.ServerMetadataFromContext(ctx)
+	if !ok {
+		return nil
+	}
+	vals := md.HeaderMD.Get(grpcx.HTTPCodeHeader)
+	if len(vals) == 0 {
+		return nil
+	}
+	code, err := strconv.Atoi(vals[0])
+	if err != nil || code < 200 || code > 299 {
+		return nil
+	}
+	w.WriteHeader(code)
+	return nil
+}
+
+func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
+	return func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+		if s := runtime.HTTPStatusFromCode(statusCode(err)); s == http.StatusUnauthorized {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
+		}
+		log.DebugContext(ctx, "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+	}
+}
+
+// bodyMarshaler serves YamlDocument responses verbatim with their content
+// type and everything else as JSON.
+type bodyMarshaler struct {
+	runtime.Marshaler
+}
+
+type responseBody interface {
+	XXX_ResponseBody() interface{}
+}
+
+func document(v any) (*commonv1.YamlDocument, bool) {
+	if rb, ok := v.(responseBody); ok {
+		v = rb.XXX_ResponseBody()
+	}
+	d, ok := v.(*commonv1.YamlDocument)
+	return d, ok
+}
+
+// ContentType implements runtime.Marshaler.
+func (m *bodyMarshaler) ContentType(v any) string {
+	if d, ok := document(v); ok {
+		if d.GetContentType() != "" {
+			return d.GetContentType()
+		}
+		return "application/yaml"
+	}
+	return m.Marshaler.ContentType(v)
+}
+
+// Marshal implements runtime.Marshaler.
+func (m *bodyMarshaler) Marshal(v any) ([]byte, error) {
+	if d, ok := v.(*commonv1.YamlDocument); ok {
+		return d.GetData(), nil
+	}
+	return m.Marshaler.Marshal(v)
+}

@@ -1,0 +1,20 @@
+package lifecycle
+
+import "errors"
+
+// Domain errors. internal/server maps each to a gRPC code in one table.
+var (
+	// ErrNotFound: no service (or version, or operation) with that id.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalidArgument: the request itself is malformed.
+	ErrInvalidArgument = errors.New("invalid argument")
+	// ErrInvalidTransition: the lifecycle state cannot move as asked.
+	ErrInvalidTransition = errors.New("invalid lifecycle transition")
+	// ErrFailedPrecondition: the request is well-formed but the service is
+	// not in a state that allows it (e.g. activation before acceptance).
+	ErrFailedPrecondition = errors.New("failed precondition")
+	// ErrConflict: a concurrent change won; re-read and retry.
+	ErrConflict = errors.New("conflicting concurrent change")
+	// ErrUnavailable: a dependency (another service, a target) is down.
+	ErrUnavailable = errors.New("unavailable")
+)

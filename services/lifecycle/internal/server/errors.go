@@ -1,0 +1,20 @@
+package server
+
+import (
+	"google.golang.org/grpc/codes"
+
+	"github.com/vcfsm/vcfsm/platform/grpcerr"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+)
+
+// ErrorTable is the one mapping from lifecycle domain errors to gRPC codes;
+// the gateway maps codes to HTTP (InvalidArgument and FailedPrecondition
+// 400, NotFound 404, Aborted 409, Unavailable 503).
+var ErrorTable = grpcerr.Table{
+	{Err: lifecycle.ErrNotFound, Code: codes.NotFound},
+	{Err: lifecycle.ErrInvalidArgument, Code: codes.InvalidArgument},
+	{Err: lifecycle.ErrInvalidTransition, Code: codes.InvalidArgument},
+	{Err: lifecycle.ErrFailedPrecondition, Code: codes.FailedPrecondition},
+	{Err: lifecycle.ErrConflict, Code: codes.Aborted},
+	{Err: lifecycle.ErrUnavailable, Code: codes.Unavailable},
+}

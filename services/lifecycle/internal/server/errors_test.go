@@ -1,0 +1,42 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+)
+
+func TestErrorTable(t *testing.T) {
+	cases := []struct {
+		err  error
+		code codes.Code
+	}{
+		{fmt.Errorf("service x: %w", lifecycle.ErrNotFound), codes.NotFound},
+		{fmt.Errorf("source: %w", lifecycle.ErrInvalidArgument), codes.InvalidArgument},
+		{fmt.Errorf("active -> inactive: %w", lifecycle.ErrInvalidTransition), codes.InvalidArgument},
+		{fmt.Errorf("eula: %w", lifecycle.ErrFailedPrecondition), codes.FailedPrecondition},
+		{fmt.Errorf("rev: %w", lifecycle.ErrConflict), codes.Aborted},
+		{fmt.Errorf("renderer: %w", lifecycle.ErrUnavailable), codes.Unavailable},
+		{context.Canceled, codes.Canceled},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), codes.DeadlineExceeded},
+		{errors.New("disk on fire"), codes.Internal},
+	}
+	for _, c := range cases {
+		t.Run(c.err.Error(), func(t *testing.T) {
+			st := status.Convert(ErrorTable.ToStatus(c.err))
+			require.Equal(t, c.code, st.Code())
+			if c.code != codes.Internal {
+				require.Equal(t, c.err.Error(), st.Message(), "mapped errors keep their actionable message")
+			} else {
+				require.NotContains(t, st.Message(), "disk on fire", "internal errors are masked")
+			}
+		})
+	}
+}

@@ -1,0 +1,6 @@
+package server
+
+import "github.com/vcfsm/vcfsm/platform/grpcerr"
+
+// ErrorTable maps the renderer domain errors to gRPC codes.
+var ErrorTable = grpcerr.Table{}

@@ -1,0 +1,202 @@
+// Package app is the all-in-one: every service on one gRPC port, the REST
+// gateway on one HTTP port, the embedded bbolt store, no setup. It is the
+// one place that wires the services together; they still talk to each
+// other over gRPC on real sockets, exactly as when deployed apart.
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/vcfsm/vcfsm/platform/cli"
+	"github.com/vcfsm/vcfsm/platform/grpcx"
+	compatibility "github.com/vcfsm/vcfsm/services/compatibility/app"
+	gateway "github.com/vcfsm/vcfsm/services/gateway/app"
+	lifecycle "github.com/vcfsm/vcfsm/services/lifecycle/app"
+	precheck "github.com/vcfsm/vcfsm/services/precheck/app"
+	renderer "github.com/vcfsm/vcfsm/services/renderer/app"
+)
+
+// Config is the all-in-one's configuration.
+type Config struct {
+	Common        cli.Common
+	GRPCListen    string
+	HTTPListen    string
+	Lifecycle     lifecycle.Config
+	Compatibility compatibility.Config
+	Renderer      renderer.Config
+	Precheck      precheck.Config
+}
+
+// RegisterFlags binds every service's flags.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	c.Common.RegisterFlags(fs)
+	fs.StringVar(&c.GRPCListen, "grpc-listen", cli.EnvOr("VCFSM_GRPC_LISTEN", "127.0.0.1:9090"), "gRPC listen address of all services (env VCFSM_GRPC_LISTEN)")
+	fs.StringVar(&c.HTTPListen, "http-listen", cli.EnvOr("VCFSM_HTTP_LISTEN", "127.0.0.1:8080"), "REST listen address (env VCFSM_HTTP_LISTEN)")
+	c.Lifecycle.RegisterFlags(fs)
+	c.Compatibility.RegisterFlags(fs)
+	c.Renderer.RegisterFlags(fs)
+	c.Precheck.RegisterFlags(fs)
+}
+
+// System is a running all-in-one.
+type System struct {
+	// GRPCAddr and HTTPAddr are the bound addresses (useful with port 0).
+	GRPCAddr string
+	HTTPAddr string
+	// Token is a bearer token the system accepts (the development token
+	// unless tokens were configured).
+	Token string
+
+	log     *slog.Logger
+	closers []io.Closer
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	errMu   sync.Mutex
+	err     error
+}
+
+// Start brings every service up and returns once they are listening.
+func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
+	tokens, peerToken, err := cfg.Common.Auth(cfg.Lifecycle.DataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	grpcLis, err := grpcx.Listen(cfg.GRPCListen)
+	if err != nil {
+		return nil, err
+	}
+	httpLis, err := net.Listen("tcp", cfg.HTTPListen)
+	if err != nil {
+		_ = grpcLis.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPListen, err)
+	}
+	runCtx, cancel := context.WithCancel(ctx)
+	s := &System{GRPCAddr: grpcLis.Addr().String(), HTTPAddr: httpLis.Addr().String(), Token: peerToken, log: log, cancel: cancel}
+	fail := func(err error) (*System, error) {
+		cancel()
+		_ = grpcLis.Close()
+		_ = httpLis.Close()
+		s.closeAll()
+		return nil, err
+	}
+
+	// The lifecycle service reaches its peers over gRPC on this process's
+	// own port, as it would across machines.
+	cfg.Lifecycle.CompatibilityAddr = s.GRPCAddr
+	cfg.Lifecycle.RendererAddr = s.GRPCAddr
+	cfg.Lifecycle.PrecheckAddr = s.GRPCAddr
+	cfg.Lifecycle.PeerToken = peerToken
+
+	comp, err := compatibility.New(runCtx, cfg.Compatibility, log.With("service", "compatibility"))
+	if err != nil {
+		return fail(err)
+	}
+	s.closers = append(s.closers, comp)
+	rend, err := renderer.New(runCtx, cfg.Renderer, log.With("service", "renderer"))
+	if err != nil {
+		return fail(err)
+	}
+	s.closers = append(s.closers, rend)
+	pre, err := precheck.New(runCtx, cfg.Precheck, log.With("service", "precheck"))
+	if err != nil {
+		return fail(err)
+	}
+	s.closers = append(s.closers, pre)
+	life, err := lifecycle.New(runCtx, cfg.Lifecycle, log.With("service", "lifecycle"))
+	if err != nil {
+		return fail(err)
+	}
+	s.closers = append(s.closers, life)
+
+	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens})
+	for _, r := range []cli.Registrar{comp, rend, pre, life} {
+		r.Register(srv)
+	}
+	srv.MarkServing()
+
+	// The gateway is a client of the lifecycle service like any other.
+	conn, err := grpcx.Dial(s.GRPCAddr, "")
+	if err != nil {
+		return fail(err)
+	}
+	s.closers = append(s.closers, conn)
+	handler, err := gateway.New(runCtx, conn, log.With("service", "gateway"))
+	if err != nil {
+		return fail(err)
+	}
+	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+
+	s.wg.Add(3)
+	go func() {
+		defer s.wg.Done()
+		s.setErr(srv.Serve(runCtx, grpcLis, 10*time.Second))
+	}()
+	go func() {
+		defer s.wg.Done()
+		if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.setErr(err)
+			cancel()
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		<-runCtx.Done()
+		shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		_ = httpSrv.Shutdown(shutdownCtx)
+	}()
+	if err := life.Start(runCtx); err != nil {
+		cancel()
+		s.wg.Wait()
+		s.closeAll()
+		return nil, err
+	}
+	log.Info("vcfsm ready", "rest", "http://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr)
+	return s, nil
+}
+
+// Wait blocks until the system stops (its context ended or a server
+// failed), then releases everything.
+func (s *System) Wait() error {
+	s.wg.Wait()
+	s.closeAll()
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
+}
+
+// Stop shuts the system down and waits for it.
+func (s *System) Stop() error {
+	s.cancel()
+	return s.Wait()
+}
+
+func (s *System) setErr(err error) {
+	if err == nil {
+		return
+	}
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	if s.err == nil {
+		s.err = err
+	}
+}
+
+func (s *System) closeAll() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i].Close(); err != nil {
+			s.log.Warn("close", "error", err)
+		}
+	}
+	s.closers = nil
+}
+
