@@ -37,9 +37,21 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// Options tune Open.
+type Options struct {
+	// NoSync skips fsync on commit: writes survive a process crash but not
+	// a power loss. Only for data that may be lost (simulators, caches).
+	NoSync bool
+}
+
 // Open opens (creating when needed) the bbolt file at path, creates the
 // schema's buckets and runs pending migrations.
 func Open(path string, schema store.Schema) (*Store, error) {
+	return OpenWithOptions(path, schema, Options{})
+}
+
+// OpenWithOptions is Open with options.
+func OpenWithOptions(path string, schema store.Schema, opts Options) (*Store, error) {
 	if schema.Version < 1 {
 		return nil, fmt.Errorf("open %s: schema version must be at least 1", path)
 	}
@@ -47,7 +59,7 @@ func Open(path string, schema store.Schema) (*Store, error) {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	// A second process holding the file must not make us hang forever.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: opts.NoSync})
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

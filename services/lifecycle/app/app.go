@@ -4,24 +4,37 @@ package app
 
 import (
 	"context"
+	"crypto/x509"
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"time"
 
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
+	"sigs.k8s.io/yaml"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
+	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target/simulator"
 )
 
 // Config is the lifecycle service's configuration.
 type Config struct {
-	// DataDir holds the bbolt file and extracted bundles.
+	// DataDir holds the bbolt files, the development token and bundles.
 	DataDir string
 	// AllowInsecureSources permits http:// bundle sources.
 	AllowInsecureSources bool
@@ -31,32 +44,136 @@ type Config struct {
 	PrecheckAddr      string
 	// PeerToken is sent to the peer services; set by the caller.
 	PeerToken string
+	// InventoryFile, when set, replaces the platform inventory at start.
+	InventoryFile string
+	// SimulatorSeed seeds the simulated targets (YAML).
+	SimulatorSeed string
+	// ReconcileInterval is the controllers' period.
+	ReconcileInterval time.Duration
+	// StepTimeout bounds each operation step.
+	StepTimeout time.Duration
+	// SourceRootCAs, when set, replaces the system roots for https
+	// sources and registries (tests; operators use SSL_CERT_FILE).
+	SourceRootCAs *x509.CertPool
+	// BundleLimits bound downloads and extraction (zero: defaults).
+	BundleLimits bundle.Limits
 }
 
 // RegisterFlags binds the configuration to flags.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.DataDir, "data-dir", cli.EnvOr("VCFSM_DATA_DIR", "./data"), "directory for the embedded store and bundles (env VCFSM_DATA_DIR)")
-	fs.BoolVar(&c.AllowInsecureSources, "allow-insecure-sources", false, "accept http:// bundle sources")
+	fs.StringVar(&c.DataDir, "data-dir", cli.EnvOr("VCFSM_DATA_DIR", "./data"), "directory for the embedded store, bundles and the development token (env VCFSM_DATA_DIR)")
+	fs.BoolVar(&c.AllowInsecureSources, "allow-insecure-sources", false, "accept http:// bundle sources and plain-HTTP registries")
 	fs.StringVar(&c.CompatibilityAddr, "compatibility", cli.EnvOr("VCFSM_COMPATIBILITY_ADDR", "127.0.0.1:9092"), "compatibility service gRPC address (env VCFSM_COMPATIBILITY_ADDR)")
 	fs.StringVar(&c.RendererAddr, "renderer", cli.EnvOr("VCFSM_RENDERER_ADDR", "127.0.0.1:9093"), "renderer service gRPC address (env VCFSM_RENDERER_ADDR)")
 	fs.StringVar(&c.PrecheckAddr, "precheck", cli.EnvOr("VCFSM_PRECHECK_ADDR", "127.0.0.1:9094"), "precheck service gRPC address (env VCFSM_PRECHECK_ADDR)")
+	fs.StringVar(&c.InventoryFile, "inventory-file", cli.EnvOr("VCFSM_INVENTORY_FILE", ""), "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one (env VCFSM_INVENTORY_FILE)")
+	fs.StringVar(&c.SimulatorSeed, "simulator-seed", cli.EnvOr("VCFSM_SIMULATOR_SEED", ""), "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults (env VCFSM_SIMULATOR_SEED)")
+	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
+	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
 }
 
 // Service is a running lifecycle service.
 type Service struct {
 	store   store.Store
+	sim     *simulator.Simulator
+	conns   []*grpc.ClientConn
+	manager *lifecycle.Manager
 	handler *server.Handler
 	log     *slog.Logger
+	wait    func()
 }
 
-// New opens the store and builds the service.
-func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
-	st, err := boltstore.Open(filepath.Join(cfg.DataDir, "lifecycle.db"), storage.Schema)
-	if err != nil {
+// New opens the store and the simulated targets and builds the service.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err error) {
+	s := &Service{log: log}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
+	if s.store, err = boltstore.Open(filepath.Join(cfg.DataDir, "lifecycle.db"), storage.Schema); err != nil {
 		return nil, fmt.Errorf("lifecycle store: %w", err)
 	}
-	mgr := lifecycle.NewManager(lifecycle.Config{AllowInsecureSources: cfg.AllowInsecureSources}, storage.NewServices(st))
-	return &Service{store: st, handler: server.NewHandler(mgr), log: log}, nil
+	repo, err := storage.NewRepo(ctx, s.store)
+	if err != nil {
+		return nil, err
+	}
+	var seed *simulator.Seed
+	if cfg.SimulatorSeed != "" {
+		if seed, err = simulator.LoadSeed(cfg.SimulatorSeed); err != nil {
+			return nil, err
+		}
+	}
+	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
+		return nil, err
+	}
+	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
+		AllowInsecure: cfg.AllowInsecureSources, Limits: cfg.BundleLimits})
+	if err != nil {
+		return nil, err
+	}
+	dial := func(addr string) (*grpc.ClientConn, error) {
+		conn, err := grpcx.Dial(addr, cfg.PeerToken)
+		if err == nil {
+			s.conns = append(s.conns, conn)
+		}
+		return conn, err
+	}
+	compat, err := dial(cfg.CompatibilityAddr)
+	if err != nil {
+		return nil, err
+	}
+	rend, err := dial(cfg.RendererAddr)
+	if err != nil {
+		return nil, err
+	}
+	pre, err := dial(cfg.PrecheckAddr)
+	if err != nil {
+		return nil, err
+	}
+	peers := lifecycle.Peers{
+		Compatibility: compatibilityv1.NewCompatibilityServiceClient(compat),
+		Renderer:      rendererv1.NewRendererServiceClient(rend),
+		Precheck:      precheckv1.NewPrecheckServiceClient(pre),
+	}
+	s.manager = lifecycle.NewManager(lifecycle.Config{
+		AllowInsecureSources: cfg.AllowInsecureSources,
+		ReconcileInterval:    cfg.ReconcileInterval,
+		StepTimeout:          cfg.StepTimeout,
+		Logger:               log,
+	}, repo, fetcher, peers, s.sim)
+	if cfg.InventoryFile != "" {
+		inv, err := LoadInventory(cfg.InventoryFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := lifecycle.ValidateInventory(inv); err != nil {
+			return nil, fmt.Errorf("inventory file %s: %w", cfg.InventoryFile, err)
+		}
+		if _, err := s.manager.PutInventory(ctx, inv); err != nil {
+			return nil, fmt.Errorf("inventory file %s: %w", cfg.InventoryFile, err)
+		}
+		log.Info("platform inventory loaded", "file", cfg.InventoryFile, "regions", len(inv.GetRegions()))
+	}
+	s.handler = server.NewHandler(s.manager)
+	return s, nil
+}
+
+// LoadInventory reads api.md's Inventory from a YAML or JSON file.
+func LoadInventory(file string) (*commonv1.Inventory, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("inventory file: %w", err)
+	}
+	js, err := yaml.YAMLToJSON(raw)
+	if err != nil {
+		return nil, fmt.Errorf("inventory file %s: %w", file, err)
+	}
+	inv := &commonv1.Inventory{}
+	if err := protojson.Unmarshal(js, inv); err != nil {
+		return nil, fmt.Errorf("inventory file %s: %w", file, err)
+	}
+	return inv, nil
 }
 
 // Register adds the lifecycle gRPC service and its error table to srv.
@@ -65,8 +182,34 @@ func (s *Service) Register(srv *grpcx.Server) {
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, server.ErrorTable)
 }
 
-// Start runs the background work (downloads, controllers) until ctx ends.
-func (s *Service) Start(context.Context) error { return nil }
+// Start resumes unfinished operations and runs the workers and controllers
+// until ctx ends.
+func (s *Service) Start(ctx context.Context) error {
+	wait, err := s.manager.Start(ctx)
+	if err != nil {
+		return err
+	}
+	s.wait = wait
+	return nil
+}
 
-// Close releases the store.
-func (s *Service) Close() error { return s.store.Close() }
+// Simulator is the simulated target driver (tests inject faults through it).
+func (s *Service) Simulator() *simulator.Simulator { return s.sim }
+
+// Close waits for the background work (its context must have ended) and
+// releases everything.
+func (s *Service) Close() error {
+	if s.wait != nil {
+		s.wait()
+	}
+	for _, c := range s.conns {
+		_ = c.Close()
+	}
+	if s.sim != nil {
+		_ = s.sim.Close()
+	}
+	if s.store != nil {
+		return s.store.Close()
+	}
+	return nil
+}

@@ -2,106 +2,218 @@ package lifecycle
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
-	"regexp"
+	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
-)
 
-// Repository is the storage the manager needs.
-type Repository interface {
-	Create(ctx context.Context, svc *Service) error
-	Get(ctx context.Context, id string) (*Service, error)
-}
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+)
 
 // Config tunes the manager.
 type Config struct {
 	// AllowInsecureSources permits http:// bundle sources.
 	AllowInsecureSources bool
+	// ReconcileInterval is how often controllers re-check every active
+	// service's resources (they also run on every change).
+	ReconcileInterval time.Duration
+	// StepTimeout bounds one operation step (download, render, apply…);
+	// a step that exceeds it marks the operation Stuck.
+	StepTimeout time.Duration
+	// StepTimeouts overrides StepTimeout per step name.
+	StepTimeouts map[string]time.Duration
+	// RetryBackoff is the first wait before retrying a step that failed
+	// for a transient reason (a peer or target unavailable); it doubles up
+	// to 30 s.
+	RetryBackoff time.Duration
+	// Workers is how many operations (of different services) run at once.
+	Workers int
+	// TargetConcurrency bounds parallel calls to the targets.
+	TargetConcurrency int
 	// Now returns the current time; tests pin it.
-	Now func() time.Time
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.ReconcileInterval <= 0 {
+		c.ReconcileInterval = 2 * time.Second
+	}
+	if c.StepTimeout <= 0 {
+		c.StepTimeout = 10 * time.Minute
+	}
+	if c.RetryBackoff <= 0 {
+		c.RetryBackoff = 200 * time.Millisecond
+	}
+	if c.Workers <= 0 {
+		c.Workers = 4
+	}
+	if c.TargetConcurrency <= 0 {
+		c.TargetConcurrency = 32
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
 }
 
 // Manager implements the lifecycle operations.
 type Manager struct {
-	cfg   Config
-	repo  Repository
-	newID func() string
+	cfg     Config
+	repo    Repository
+	bundles Bundles
+	peers   Peers
+	driver  target.Driver
+	log     *slog.Logger
+
+	hub   *hub
+	queue chan string // "<service id>|<operation id>"
+	kick  chan struct{}
+
+	mu      sync.Mutex
+	running map[string]bool // operations being executed, by key
+	cancels map[string]context.CancelFunc
+	started bool
 }
 
-// NewManager builds a manager over repo.
-func NewManager(cfg Config, repo Repository) *Manager {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+// NewManager builds a manager; Start runs its background work.
+func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, driver target.Driver) *Manager {
+	cfg.defaults()
+	return &Manager{
+		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
+		hub:     newHub(),
+		queue:   make(chan string, 4096),
+		kick:    make(chan struct{}, 1),
+		running: map[string]bool{},
 	}
-	return &Manager{cfg: cfg, repo: repo, newID: func() string { return IDPrefix + uuid.NewString() }}
 }
 
-// CreateRequest is what POST /v2/vcf-services carries.
-type CreateRequest struct {
-	Source, Name, Version string
-	AutoUpgrade           bool
-	AutoRollback          bool
-	BuiltIn               bool
-	Labels, Locations     map[string]string
+// Start resumes unfinished operations and runs the operation workers and
+// the controllers until ctx ends. It returns once they are running; wait
+// for them with the returned function.
+func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
+	m.mu.Lock()
+	if m.started {
+		m.mu.Unlock()
+		return nil, fmt.Errorf("manager already started")
+	}
+	m.started = true
+	m.mu.Unlock()
+
+	ops, err := m.repo.UnfinishedOperations(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("resume operations: %w", err)
+	}
+	var wg sync.WaitGroup
+	for range m.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.worker(ctx)
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		m.controllerLoop(ctx)
+	}()
+	for _, op := range ops {
+		m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+		m.enqueue(op)
+	}
+	return wg.Wait, nil
 }
 
-var sourcePattern = regexp.MustCompile(`^(oci|https|http)://[^\s]+$`)
+func (m *Manager) now() time.Time { return m.cfg.Now().UTC() }
 
-// ValidateSource checks a bundle URL against the accepted schemes.
-func (m *Manager) ValidateSource(source string) error {
-	if source == "" {
-		return fmt.Errorf("source is required: a bundle URL (https://…/bundle.tar or oci://registry/repo:tag): %w", ErrInvalidArgument)
+func newServiceID() string { return IDPrefix + uuid.NewString() }
+
+// newOperationID sorts by creation time.
+func (m *Manager) newOperationID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%016x-%s", m.now().UnixNano(), hex.EncodeToString(b[:]))
+}
+
+// Namespace is a service's per-Supervisor namespace: svc-<refName, dots as
+// dashes>.
+func Namespace(refName string) string {
+	return "svc-" + strings.ReplaceAll(strings.ToLower(refName), ".", "-")
+}
+
+// update runs fn in a transaction and announces every service it wrote to
+// watchers once committed.
+func (m *Manager) update(ctx context.Context, fn func(Tx) error) error {
+	var rec *recordingTx
+	err := m.repo.Update(ctx, func(tx Tx) error {
+		rec = &recordingTx{Tx: tx}
+		return fn(rec)
+	})
+	if err != nil {
+		return err
 	}
-	if !sourcePattern.MatchString(source) {
-		return fmt.Errorf("source %q: want https://…/bundle.tar or oci://registry/repository[:tag|@digest]: %w", source, ErrInvalidArgument)
+	for _, s := range rec.put {
+		m.hub.publish(eventOf(s, false, m.now()))
 	}
-	switch {
-	case strings.HasPrefix(source, "http://") && !m.cfg.AllowInsecureSources:
-		return fmt.Errorf("source %q: http:// sources are refused; use https:// or start the server with --allow-insecure-sources: %w", source, ErrInvalidArgument)
-	case strings.HasPrefix(source, "https://") || strings.HasPrefix(source, "http://"):
-		if !strings.HasSuffix(source, ".tar") {
-			return fmt.Errorf("source %q: an http(s) source must name a bundle tarball ending in .tar: %w", source, ErrInvalidArgument)
-		}
+	for _, id := range rec.deleted {
+		m.hub.publish(Event{ID: id, Deleted: true, Time: m.now()})
 	}
 	return nil
 }
 
-// Create registers a new service, inactive and Busy while its bundle is
-// fetched.
-func (m *Manager) Create(ctx context.Context, req CreateRequest) (*Service, error) {
-	if err := m.ValidateSource(req.Source); err != nil {
-		return nil, err
-	}
-	now := m.cfg.Now().UTC()
-	svc := &Service{
-		ID:             m.newID(),
-		Name:           req.Name,
-		Version:        req.Version,
-		Source:         req.Source,
-		Status:         StatusBusy,
-		LifecycleState: StateInactive,
-		Phase:          PhaseResolving,
-		Labels:         req.Labels,
-		Locations:      req.Locations,
-		AutoUpgrade:    req.AutoUpgrade,
-		AutoRollback:   req.AutoRollback,
-		BuiltIn:        req.BuiltIn,
-		CreatedAt:      now,
-		UpdatedAt:      now,
-	}
-	if err := m.repo.Create(ctx, svc); err != nil {
-		return nil, fmt.Errorf("create service: %w", err)
-	}
-	return svc, nil
+type recordingTx struct {
+	Tx
+	put     []*Service
+	deleted []string
 }
 
-// Get returns a service by id.
-func (m *Manager) Get(ctx context.Context, id string) (*Service, error) {
-	if !strings.HasPrefix(id, IDPrefix) {
-		return nil, fmt.Errorf("service id %q: want %s<uuid>: %w", id, IDPrefix, ErrNotFound)
+func (r *recordingTx) PutService(s *Service) error {
+	if err := r.Tx.PutService(s); err != nil {
+		return err
 	}
-	return m.repo.Get(ctx, id)
+	r.put = append(r.put, s.Clone())
+	return nil
+}
+
+func (r *recordingTx) DeleteService(id string) error {
+	if err := r.Tx.DeleteService(id); err != nil {
+		return err
+	}
+	r.deleted = append(r.deleted, id)
+	return nil
+}
+
+// mutate applies fn to a fresh copy of the service and writes it back,
+// retrying when a concurrent writer won (fn must be repeatable).
+func (m *Manager) mutate(ctx context.Context, id string, fn func(tx Tx, svc *Service) error) (*Service, error) {
+	var out *Service
+	err := m.update(ctx, func(tx Tx) error {
+		svc, err := tx.Service(id)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx, svc); err != nil {
+			return err
+		}
+		for _, op := range svc.pendingHistory {
+			if err := tx.PutOperation(op); err != nil {
+				return err
+			}
+		}
+		svc.pendingHistory = nil
+		svc.UpdatedAt = m.now()
+		if err := tx.PutService(svc); err != nil {
+			return err
+		}
+		out = svc
+		return nil
+	})
+	return out, err
 }

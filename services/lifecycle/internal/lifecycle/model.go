@@ -1,9 +1,18 @@
 // Package lifecycle is the domain of the lifecycle service: VCF Service
-// entities, their state machine and the orchestration of installs,
-// upgrades and deletions. It knows nothing of gRPC.
+// entities, their state machine and the durable orchestration of installs,
+// configuration changes, upgrades, rollbacks and deletions. It knows
+// nothing of gRPC; it reaches the compatibility, renderer and precheck
+// services through their generated clients and the targets through
+// target.Driver.
 package lifecycle
 
-import "time"
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+)
 
 // Lifecycle states (api.md "Lifecycle states").
 const (
@@ -36,8 +45,27 @@ const (
 	PhasePublishing   = "Publishing"
 )
 
+// Phases lists the accepted phase values.
+var Phases = []string{PhaseInstalling, PhaseResolving, PhaseUpgrading, PhaseConfiguring, PhaseUninstalling, PhaseDeleting, PhaseEditing, PhasePublishing}
+
+// Error detail types and severities (api.md `ErrorDetail`).
+const (
+	ErrTypeDownload      = "DownloadTask"
+	ErrTypeInstall       = "InstallTask"
+	ErrTypeConfiguration = "ConfigurationTask"
+	ErrTypeResource      = "CustomResource"
+
+	SeverityError = "ERROR"
+	SeverityWarn  = "WARN"
+	SeverityInfo  = "INFO"
+)
+
 // IDPrefix starts every service id.
 const IDPrefix = "urn:vcloud:entity:broadcom:vcfService:"
+
+// FinalizerCleanup marks a resource whose target must be cleaned up before
+// the resource record goes away.
+const FinalizerCleanup = "services.vcfa.broadcom.com/cleanup"
 
 // Service is the stored VCF Service entity.
 type Service struct {
@@ -46,6 +74,7 @@ type Service struct {
 	Name           string            `json:"name"`
 	Version        string            `json:"version"`
 	Source         string            `json:"source"`
+	Digest         string            `json:"digest,omitempty"`
 	Status         string            `json:"status"`
 	LifecycleState string            `json:"lifecycleState"`
 	Phase          string            `json:"phase,omitempty"`
@@ -62,8 +91,83 @@ type Service struct {
 	CreatedAt      time.Time         `json:"createdAt"`
 	UpdatedAt      time.Time         `json:"updatedAt"`
 
+	// ErrorDetails are the structured errors of State.
+	ErrorDetails []ErrorDetail `json:"errorDetails,omitempty"`
+	// PreCheck is the last dynamic pre-check report.
+	PreCheck *PreCheckReport `json:"preCheck,omitempty"`
+	// ActiveOperation is the id of the operation running on the service;
+	// at most one runs at a time.
+	ActiveOperation string `json:"activeOperation,omitempty"`
+	// Progress of the running (or last) operation.
+	Progress *Progress `json:"progress,omitempty"`
+	// Maintenance is set while an upgrade or rollback freezes the service:
+	// controllers skip its resources.
+	Maintenance bool `json:"maintenance,omitempty"`
+	// LastKnownGood is the last version that was active and Healthy.
+	LastKnownGood string `json:"lastKnownGood,omitempty"`
+	// PreviousVersion is the version an upgrade replaced, kept so a
+	// rollback can restore it.
+	PreviousVersion *VersionRef `json:"previousVersion,omitempty"`
+	// UpgradeBlockedFor records a version whose automatic upgrade failed,
+	// so autoUpgrade does not retry it in a loop.
+	UpgradeBlockedFor string `json:"upgradeBlockedFor,omitempty"`
+
 	// Revision is the store revision the entity was read at; not stored.
 	Revision int64 `json:"-"`
+	// pendingHistory are finished operations to record with this write.
+	pendingHistory []*Operation
+}
+
+// VersionRef names a version of a service's bundle.
+type VersionRef struct {
+	Version string        `json:"version"`
+	Digest  string        `json:"digest"`
+	Source  string        `json:"source"`
+	Values  OverlayValues `json:"values"`
+}
+
+// Clone returns a deep copy.
+func (s *Service) Clone() *Service {
+	c := *s
+	c.pendingHistory = nil
+	c.Labels = maps.Clone(s.Labels)
+	c.Locations = maps.Clone(s.Locations)
+	c.Tenants = maps.Clone(s.Tenants)
+	c.Reconfigure = slices.Clone(s.Reconfigure)
+	c.ErrorDetails = slices.Clone(s.ErrorDetails)
+	c.Accepted.AccessGrants = cloneJSON(s.Accepted.AccessGrants)
+	if s.PreCheck != nil {
+		pc := *s.PreCheck
+		pc.ResourceChecks = slices.Clone(s.PreCheck.ResourceChecks)
+		c.PreCheck = &pc
+	}
+	if s.Progress != nil {
+		p := *s.Progress
+		c.Progress = &p
+	}
+	if s.PreviousVersion != nil {
+		v := *s.PreviousVersion
+		c.PreviousVersion = &v
+	}
+	return &c
+}
+
+func cloneJSON(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		switch t := v.(type) {
+		case map[string]any:
+			out[k] = cloneJSON(t)
+		case []any:
+			out[k] = slices.Clone(t)
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // OverlayValues are the stored value layers, base64-encoded YAML each.
@@ -79,4 +183,176 @@ type Accepted struct {
 	EULA         bool           `json:"eula"`
 	Signatures   bool           `json:"signatures"`
 	AccessGrants map[string]any `json:"accessGrants,omitempty"`
+}
+
+// ErrorDetail is one structured error.
+type ErrorDetail struct {
+	Type     string `json:"type"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
+}
+
+// PreCheckReport is seed 002's aggregated dynamic pre-check report.
+type PreCheckReport struct {
+	Status         string          `json:"preCheckStatus"`
+	ResourceChecks []ResourceCheck `json:"resourceChecks"`
+}
+
+// ResourceCheck is one resource's pre-checks.
+type ResourceCheck struct {
+	Type       string  `json:"type"`
+	Name       string  `json:"name"`
+	Status     string  `json:"status"`
+	Supervisor string  `json:"supervisor,omitempty"`
+	Checks     []Check `json:"checks"`
+}
+
+// Check is one named pre-check.
+type Check struct {
+	Name    string `json:"name"`
+	Status  string `json:"status"`
+	Message string `json:"message,omitempty"`
+}
+
+// Progress is where a running operation is.
+type Progress struct {
+	OperationID string `json:"operationId"`
+	Type        string `json:"type"`
+	Step        string `json:"step"`
+	Message     string `json:"message,omitempty"`
+	Percent     int    `json:"percent"`
+}
+
+// Resource is one custom resource a service manages, as the lifecycle
+// service records it.
+type Resource struct {
+	ServiceID string `json:"serviceId"`
+	// ID is unique within the service: kind/supervisor/logical name.
+	ID         string         `json:"id"`
+	Kind       string         `json:"kind"`
+	APIVersion string         `json:"apiVersion"`
+	Name       string         `json:"name"`
+	Namespace  string         `json:"namespace,omitempty"`
+	Region     string         `json:"region,omitempty"`
+	Supervisor string         `json:"supervisor,omitempty"`
+	Target     target.Key     `json:"target"`
+	Doc        map[string]any `json:"doc"`
+	// Hash of Doc, to tell reconfigured from unchanged resources.
+	Hash         string    `json:"hash"`
+	OwnerVersion string    `json:"ownerVersion"`
+	Finalizers   []string  `json:"finalizers,omitempty"`
+	Status       string    `json:"status"`
+	Message      string    `json:"message,omitempty"`
+	LastModified time.Time `json:"lastModified"`
+	Adopted      bool      `json:"adopted,omitempty"`
+	ExternalID   string    `json:"externalId,omitempty"`
+	// ReadyConditions mirror the target's resolved ready conditions.
+	ReadyConditions map[string]string `json:"readyConditions,omitempty"`
+}
+
+// Operation types.
+const (
+	OpRegister   = "register"
+	OpActivate   = "activate"
+	OpDeactivate = "deactivate"
+	OpPause      = "pause"
+	OpResume     = "resume"
+	OpConfigure  = "configure"
+	OpUpgrade    = "upgrade"
+	OpRollback   = "rollback"
+	OpDelete     = "delete"
+)
+
+// Operation outcomes.
+const (
+	OutcomePending    = "Pending"
+	OutcomeRunning    = "Running"
+	OutcomeSucceeded  = "Succeeded"
+	OutcomeFailed     = "Failed"
+	OutcomeRolledBack = "RolledBack"
+	OutcomeStuck      = "Stuck"
+)
+
+// Step statuses.
+const (
+	StepPending   = "Pending"
+	StepRunning   = "Running"
+	StepSucceeded = "Succeeded"
+	StepFailed    = "Failed"
+	StepSkipped   = "Skipped"
+)
+
+// Operation is a durable, step-by-step change of a service. Every step is
+// recorded before it acts, so a restarted process resumes where it was.
+type Operation struct {
+	ID          string          `json:"id"`
+	ServiceID   string          `json:"serviceId"`
+	ServiceName string          `json:"serviceName,omitempty"`
+	Type        string          `json:"type"`
+	FromVersion string          `json:"fromVersion,omitempty"`
+	ToVersion   string          `json:"toVersion,omitempty"`
+	Outcome     string          `json:"outcome"`
+	RequestedBy string          `json:"requestedBy,omitempty"`
+	StartedAt   time.Time       `json:"startedAt"`
+	FinishedAt  time.Time       `json:"finishedAt,omitzero"`
+	Steps       []Step          `json:"steps"`
+	Params      OperationParams `json:"params"`
+	// Orphans lists target resources a force delete left behind.
+	Orphans []Orphan `json:"orphans,omitempty"`
+	// Attempts counts executions of the current step (retries).
+	Attempts int   `json:"attempts,omitempty"`
+	Revision int64 `json:"-"`
+}
+
+// Orphan is a target resource left behind by a force delete.
+type Orphan struct {
+	Kind    string     `json:"kind"`
+	Name    string     `json:"name"`
+	Target  target.Key `json:"target"`
+	Message string     `json:"message"`
+}
+
+// OperationParams carry an operation's inputs.
+type OperationParams struct {
+	Source        string `json:"source,omitempty"`
+	TargetVersion string `json:"targetVersion,omitempty"`
+	TargetDigest  string `json:"targetDigest,omitempty"`
+	Force         bool   `json:"force,omitempty"`
+	Automatic     bool   `json:"automatic,omitempty"`
+	// Phase the service shows while the operation runs.
+	Phase string `json:"phase,omitempty"`
+	// Name and Version the create request asked for.
+	Name    string `json:"name,omitempty"`
+	Version string `json:"version,omitempty"`
+}
+
+// Step is one recorded step.
+type Step struct {
+	Name       string    `json:"name"`
+	Status     string    `json:"status"`
+	Message    string    `json:"message,omitempty"`
+	StartedAt  time.Time `json:"startedAt,omitzero"`
+	FinishedAt time.Time `json:"finishedAt,omitzero"`
+}
+
+// Done reports a finished operation.
+func (o *Operation) Done() bool {
+	switch o.Outcome {
+	case OutcomeSucceeded, OutcomeFailed, OutcomeRolledBack:
+		return true
+	}
+	return false
+}
+
+// CatalogEntry is one registered bundle version.
+type CatalogEntry struct {
+	Name         string    `json:"name"`
+	Version      string    `json:"version"`
+	Source       string    `json:"source"`
+	Digest       string    `json:"digest,omitempty"`
+	Status       string    `json:"status"`
+	Message      string    `json:"message,omitempty"`
+	RegisteredAt time.Time `json:"registeredAt"`
+	BuiltIn      bool      `json:"builtIn,omitempty"`
+	Revision     int64     `json:"-"`
 }

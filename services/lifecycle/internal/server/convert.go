@@ -1,19 +1,17 @@
 package server
 
 import (
+	"encoding/base64"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
 
 func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
-	grants, _ := structpb.NewStruct(svc.Accepted.AccessGrants)
-	if grants == nil {
-		grants = &structpb.Struct{Fields: map[string]*structpb.Value{}}
-	}
 	return &lifecyclev1.VcfService{
 		Id:             svc.ID,
 		Vendor:         svc.Vendor,
@@ -32,8 +30,9 @@ func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
 		Accepted: &lifecyclev1.Accepted{
 			Eula:         svc.Accepted.EULA,
 			Signatures:   svc.Accepted.Signatures,
-			AccessGrants: grants,
+			AccessGrants: structOf(svc.Accepted.AccessGrants),
 		},
+		Reconfigure:  reconfigureOf(svc.Reconfigure),
 		Labels:       nonNil(svc.Labels),
 		Locations:    nonNil(svc.Locations),
 		Tenants:      nonNil(svc.Tenants),
@@ -42,9 +41,31 @@ func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
 		BuiltIn:      svc.BuiltIn,
 		Namespace:    svc.Namespace,
 		Revision:     svc.Revision,
-		CreatedAt:    svc.CreatedAt.Format(time.RFC3339),
-		UpdatedAt:    svc.UpdatedAt.Format(time.RFC3339),
+		CreatedAt:    rfc3339(svc.CreatedAt),
+		UpdatedAt:    rfc3339(svc.UpdatedAt),
 	}
+}
+
+func reconfigureOf(events []string) *lifecyclev1.Reconfigure {
+	if events == nil {
+		return nil
+	}
+	return &lifecyclev1.Reconfigure{Events: events}
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func structOf(m map[string]any) *structpb.Struct {
+	s, err := structpb.NewStruct(m)
+	if err != nil || s == nil {
+		return &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	}
+	return s
 }
 
 func nonNil(m map[string]string) map[string]string {
@@ -53,3 +74,95 @@ func nonNil(m map[string]string) map[string]string {
 	}
 	return m
 }
+
+func stateProto(v *lifecycle.StateView) *lifecyclev1.State {
+	st := &lifecyclev1.State{
+		Resources:    []*lifecyclev1.ResourceInfo{},
+		ErrorDetails: []*lifecyclev1.ErrorDetail{},
+	}
+	for _, r := range v.Resources {
+		st.Resources = append(st.Resources, &lifecyclev1.ResourceInfo{
+			Type: r.Kind, Name: r.Name, Namespace: r.Namespace, Status: r.Status, Message: r.Message,
+			LastModified: rfc3339(r.LastModified), Region: r.Region, Supervisor: r.Supervisor,
+			LogicalName: r.Name, OwnerVersion: r.OwnerVersion, Finalizers: r.Finalizers,
+		})
+	}
+	for _, d := range v.ErrorDetails {
+		st.ErrorDetails = append(st.ErrorDetails, &lifecyclev1.ErrorDetail{Type: d.Type, Severity: d.Severity, Message: d.Message})
+	}
+	if v.PreCheck != nil {
+		st.PreCheckStatus = v.PreCheck.Status
+		st.ResourceChecks = resourceChecksProto(v.PreCheck.ResourceChecks)
+	}
+	if p := v.Progress; p != nil {
+		st.Operation = &lifecyclev1.OperationProgress{Id: p.OperationID, Type: p.Type, Step: p.Step, Message: p.Message, Percent: int32(p.Percent)}
+	}
+	for _, o := range v.Orphans {
+		st.OrphanedResources = append(st.OrphanedResources, &lifecyclev1.ResourceInfo{
+			Type: o.Kind, Name: o.Name, Namespace: o.Target.Scope, Status: "Orphaned", Message: o.Message + " (target " + o.Target.String() + ")",
+		})
+	}
+	return st
+}
+
+func resourceChecksProto(rcs []lifecycle.ResourceCheck) []*commonv1.ResourceCheck {
+	out := []*commonv1.ResourceCheck{}
+	for _, rc := range rcs {
+		p := &commonv1.ResourceCheck{Type: rc.Type, Name: rc.Name, Status: rc.Status, Supervisor: rc.Supervisor}
+		for _, c := range rc.Checks {
+			p.Checks = append(p.Checks, &commonv1.Check{Name: c.Name, Status: c.Status, Message: c.Message})
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func operationProto(op *lifecycle.Operation) *lifecyclev1.Operation {
+	p := &lifecyclev1.Operation{
+		Id: op.ID, Type: op.Type, FromVersion: op.FromVersion, ToVersion: op.ToVersion, Outcome: op.Outcome,
+		RequestedBy: op.RequestedBy, StartedAt: rfc3339(op.StartedAt), FinishedAt: rfc3339(op.FinishedAt),
+	}
+	for _, s := range op.Steps {
+		p.Steps = append(p.Steps, &lifecyclev1.OperationStep{Name: s.Name, Status: s.Status, Message: s.Message,
+			StartedAt: rfc3339(s.StartedAt), FinishedAt: rfc3339(s.FinishedAt)})
+	}
+	for _, o := range op.Orphans {
+		p.Steps = append(p.Steps, &lifecyclev1.OperationStep{Name: "orphaned " + o.Kind + " " + o.Name, Status: "Orphaned",
+			Message: o.Message + " (target " + o.Target.String() + ")"})
+	}
+	return p
+}
+
+func catalogProto(e *lifecycle.CatalogEntry) *lifecyclev1.ServiceVersion {
+	return &lifecyclev1.ServiceVersion{Name: e.Name, Version: e.Version, Source: e.Source, Digest: e.Digest, Status: e.Status,
+		Message: e.Message, RegisteredAt: rfc3339(e.RegisteredAt), BuiltIn: e.BuiltIn}
+}
+
+func supervisorCheckProto(c *lifecycle.SupervisorUpgradeCheck) *lifecyclev1.CheckSupervisorUpgradeResponse {
+	out := &lifecyclev1.CheckSupervisorUpgradeResponse{Supervisor: c.Supervisor, TargetVersion: c.TargetVersion, Blocked: c.Blocked,
+		Services: []*lifecyclev1.ServiceCompatibility{}}
+	for _, v := range c.Services {
+		out.Services = append(out.Services, &lifecyclev1.ServiceCompatibility{Id: v.ID, Name: v.Name, Version: v.Version, Blocked: v.Blocked, Results: v.Results})
+	}
+	return out
+}
+
+func planProto(p *lifecycle.UpgradePlan) *lifecyclev1.UpgradePlan {
+	out := &lifecyclev1.UpgradePlan{
+		FromVersion: p.FromVersion, ToVersion: p.ToVersion, Allowed: p.Allowed, Compatibility: p.Compatibility,
+		ConfigurationErrors: p.ConfigurationErrors, SuggestedPath: p.SuggestedPath, BlockingReasons: p.BlockingReasons,
+	}
+	if p.Hook != nil {
+		out.Hook = &lifecyclev1.HookReport{Configured: p.Hook.Configured, Endpoint: p.Hook.Endpoint, Results: p.Hook.Results,
+			Failure: p.Hook.Failure, Blocked: p.Hook.Blocked}
+	}
+	if p.Dynamic != nil {
+		out.DynamicChecks = &commonv1.PreCheckReport{PreCheckStatus: p.Dynamic.Status, ResourceChecks: resourceChecksProto(p.Dynamic.ResourceChecks)}
+	}
+	for _, r := range p.Resources {
+		out.Resources = append(out.Resources, &lifecyclev1.ResourcePlanEntry{Type: r.Type, Name: r.Name, Supervisor: r.Supervisor, Action: r.Action})
+	}
+	return out
+}
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

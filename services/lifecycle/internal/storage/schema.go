@@ -6,8 +6,17 @@ import "github.com/vcfsm/vcfsm/platform/store"
 
 // Buckets of the lifecycle service.
 const (
-	// BucketServices holds one Service entity per id.
+	// BucketServices: one Service per id.
 	BucketServices = "services"
+	// BucketResources: "<service id>|<resource id>" → Resource.
+	BucketResources = "resources"
+	// BucketOperations: "<service id>|<operation id>" → Operation. Kept
+	// after a service is deleted: it is the service's history.
+	BucketOperations = "operations"
+	// BucketCatalog: "<name>|<version>" → CatalogEntry.
+	BucketCatalog = "catalog"
+	// BucketPlatform: singletons such as the platform inventory.
+	BucketPlatform = "platform"
 )
 
 // Schema is the lifecycle service's store layout. Bump Version and append a
@@ -16,5 +25,9 @@ var Schema = store.Schema{
 	Version: 1,
 	Buckets: []string{
 		BucketServices,
+		BucketResources,
+		BucketOperations,
+		BucketCatalog,
+		BucketPlatform,
 	},
 }

@@ -5,40 +5,323 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
+	"sync"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
 
-// Services stores Service entities.
-type Services struct {
+const keyInventory = "inventory"
+
+// Repo implements lifecycle.Repository over a store.Store, with an
+// in-memory copy of every service so lists and filters over thousands of
+// services need no store reads. The copy is written through after every
+// committed transaction of this process; Refresh reloads it (several
+// replicas on one etcd refresh periodically).
+type Repo struct {
 	s store.Store
+
+	mu       sync.RWMutex
+	services map[string]*lifecycle.Service
 }
 
-// NewServices wraps a store opened with Schema.
-func NewServices(s store.Store) *Services { return &Services{s: s} }
+var _ lifecycle.Repository = (*Repo)(nil)
 
-// Create stores a new service; its id must be unused.
-func (r *Services) Create(ctx context.Context, svc *lifecycle.Service) error {
+// NewRepo wraps a store opened with Schema and loads the service cache.
+func NewRepo(ctx context.Context, s store.Store) (*Repo, error) {
+	r := &Repo{s: s}
+	if err := r.Refresh(ctx); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Refresh reloads the service cache from the store.
+func (r *Repo) Refresh(ctx context.Context) error {
+	recs, err := r.s.List(ctx, BucketServices, "")
+	if err != nil {
+		return fmt.Errorf("load services: %w", err)
+	}
+	m := make(map[string]*lifecycle.Service, len(recs))
+	for _, rec := range recs {
+		svc, err := decodeService(rec)
+		if err != nil {
+			return err
+		}
+		m[svc.ID] = svc
+	}
+	r.mu.Lock()
+	r.services = m
+	r.mu.Unlock()
+	return nil
+}
+
+// Service returns a copy of one service.
+func (r *Repo) Service(_ context.Context, id string) (*lifecycle.Service, error) {
+	r.mu.RLock()
+	svc, ok := r.services[id]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("service %s: %w", id, lifecycle.ErrNotFound)
+	}
+	return svc.Clone(), nil
+}
+
+// Services returns every service, sorted by id. The values are shared
+// snapshots: callers must not modify them.
+func (r *Repo) Services(context.Context) []*lifecycle.Service {
+	r.mu.RLock()
+	out := make([]*lifecycle.Service, 0, len(r.services))
+	for _, s := range r.services {
+		out = append(out, s)
+	}
+	r.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Update runs fn in one store transaction and refreshes the cache with the
+// services it wrote once the transaction committed.
+func (r *Repo) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
+	var t *tx
+	err := r.s.Update(ctx, func(stx store.Tx) error {
+		t = &tx{stx: stx, written: map[string]*lifecycle.Service{}}
+		return fn(t)
+	})
+	if err != nil {
+		return translate(err)
+	}
+	r.mu.Lock()
+	for id, svc := range t.written {
+		if svc == nil {
+			delete(r.services, id)
+		} else {
+			r.services[id] = svc
+		}
+	}
+	r.mu.Unlock()
+	return nil
+}
+
+// Resources lists a service's resources.
+func (r *Repo) Resources(ctx context.Context, serviceID string) ([]*lifecycle.Resource, error) {
+	recs, err := r.s.List(ctx, BucketResources, serviceID+"|")
+	if err != nil {
+		return nil, err
+	}
+	return decodeResources(recs)
+}
+
+// Operations lists a service's operations, oldest first.
+func (r *Repo) Operations(ctx context.Context, serviceID string) ([]*lifecycle.Operation, error) {
+	recs, err := r.s.List(ctx, BucketOperations, serviceID+"|")
+	if err != nil {
+		return nil, err
+	}
+	return decodeOperations(recs)
+}
+
+// Operation reads one operation.
+func (r *Repo) Operation(ctx context.Context, serviceID, opID string) (*lifecycle.Operation, error) {
+	rec, err := r.s.Get(ctx, BucketOperations, serviceID+"|"+opID)
+	if err != nil {
+		return nil, translate(fmt.Errorf("operation %s: %w", opID, err))
+	}
+	return decodeOperation(rec)
+}
+
+// UnfinishedOperations lists every operation not yet done, of any service.
+func (r *Repo) UnfinishedOperations(ctx context.Context) ([]*lifecycle.Operation, error) {
+	recs, err := r.s.List(ctx, BucketOperations, "")
+	if err != nil {
+		return nil, err
+	}
+	ops, err := decodeOperations(recs)
+	if err != nil {
+		return nil, err
+	}
+	out := ops[:0]
+	for _, op := range ops {
+		if !op.Done() {
+			out = append(out, op)
+		}
+	}
+	return out, nil
+}
+
+// Catalog lists registered versions, of one name or of all when name is "".
+func (r *Repo) Catalog(ctx context.Context, name string) ([]*lifecycle.CatalogEntry, error) {
+	prefix := ""
+	if name != "" {
+		prefix = name + "|"
+	}
+	recs, err := r.s.List(ctx, BucketCatalog, prefix)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*lifecycle.CatalogEntry, 0, len(recs))
+	for _, rec := range recs {
+		var e lifecycle.CatalogEntry
+		if err := json.Unmarshal(rec.Value, &e); err != nil {
+			return nil, fmt.Errorf("decode catalog entry %s: %w", rec.Key, err)
+		}
+		e.Revision = rec.Revision
+		out = append(out, &e)
+	}
+	return out, nil
+}
+
+// Inventory reads the platform inventory; an empty one when never set.
+func (r *Repo) Inventory(ctx context.Context) (*commonv1.Inventory, error) {
+	rec, err := r.s.Get(ctx, BucketPlatform, keyInventory)
+	if errors.Is(err, store.ErrNotFound) {
+		return &commonv1.Inventory{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	inv := &commonv1.Inventory{}
+	if err := protojson.Unmarshal(rec.Value, inv); err != nil {
+		return nil, fmt.Errorf("decode inventory: %w", err)
+	}
+	return inv, nil
+}
+
+type tx struct {
+	stx     store.Tx
+	written map[string]*lifecycle.Service
+}
+
+func (t *tx) Service(id string) (*lifecycle.Service, error) {
+	rec, err := t.stx.Get(BucketServices, id)
+	if err != nil {
+		return nil, translate(fmt.Errorf("service %s: %w", id, err))
+	}
+	return decodeService(rec)
+}
+
+func (t *tx) PutService(svc *lifecycle.Service) error {
 	raw, err := json.Marshal(svc)
 	if err != nil {
 		return fmt.Errorf("encode service %s: %w", svc.ID, err)
 	}
-	rev, err := store.Put(ctx, r.s, BucketServices, svc.ID, raw, store.MustNotExist)
+	expect := svc.Revision
+	if expect == 0 {
+		expect = store.MustNotExist
+	}
+	rev, err := t.stx.Put(BucketServices, svc.ID, raw, expect)
 	if err != nil {
-		return translate(svc.ID, err)
+		return translate(fmt.Errorf("service %s: %w", svc.ID, err))
 	}
 	svc.Revision = rev
+	t.written[svc.ID] = svc.Clone()
 	return nil
 }
 
-// Get reads a service.
-func (r *Services) Get(ctx context.Context, id string) (*lifecycle.Service, error) {
-	rec, err := r.s.Get(ctx, BucketServices, id)
-	if err != nil {
-		return nil, translate(id, err)
+func (t *tx) DeleteService(id string) error {
+	if err := t.stx.Delete(BucketServices, id, store.AnyRevision); err != nil {
+		return translate(err)
 	}
-	return decodeService(rec)
+	recs, err := t.stx.List(BucketResources, id+"|")
+	if err != nil {
+		return err
+	}
+	for _, rec := range recs {
+		if err := t.stx.Delete(BucketResources, rec.Key, store.AnyRevision); err != nil {
+			return err
+		}
+	}
+	t.written[id] = nil
+	return nil
+}
+
+func (t *tx) Resources(serviceID string) ([]*lifecycle.Resource, error) {
+	recs, err := t.stx.List(BucketResources, serviceID+"|")
+	if err != nil {
+		return nil, err
+	}
+	return decodeResources(recs)
+}
+
+func (t *tx) PutResource(res *lifecycle.Resource) error {
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encode resource %s: %w", res.ID, err)
+	}
+	_, err = t.stx.Put(BucketResources, res.ServiceID+"|"+res.ID, raw, store.AnyRevision)
+	return err
+}
+
+func (t *tx) DeleteResource(serviceID, id string) error {
+	return t.stx.Delete(BucketResources, serviceID+"|"+id, store.AnyRevision)
+}
+
+func (t *tx) Operation(serviceID, opID string) (*lifecycle.Operation, error) {
+	rec, err := t.stx.Get(BucketOperations, serviceID+"|"+opID)
+	if err != nil {
+		return nil, translate(fmt.Errorf("operation %s: %w", opID, err))
+	}
+	return decodeOperation(rec)
+}
+
+func (t *tx) Operations(serviceID string) ([]*lifecycle.Operation, error) {
+	recs, err := t.stx.List(BucketOperations, serviceID+"|")
+	if err != nil {
+		return nil, err
+	}
+	return decodeOperations(recs)
+}
+
+func (t *tx) PutOperation(op *lifecycle.Operation) error {
+	raw, err := json.Marshal(op)
+	if err != nil {
+		return fmt.Errorf("encode operation %s: %w", op.ID, err)
+	}
+	rev, err := t.stx.Put(BucketOperations, op.ServiceID+"|"+op.ID, raw, store.AnyRevision)
+	if err != nil {
+		return err
+	}
+	op.Revision = rev
+	return nil
+}
+
+func (t *tx) PutCatalog(e *lifecycle.CatalogEntry) error {
+	raw, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode catalog entry: %w", err)
+	}
+	_, err = t.stx.Put(BucketCatalog, e.Name+"|"+e.Version, raw, store.AnyRevision)
+	return err
+}
+
+func (t *tx) Catalog(name string) ([]*lifecycle.CatalogEntry, error) {
+	recs, err := t.stx.List(BucketCatalog, name+"|")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*lifecycle.CatalogEntry, 0, len(recs))
+	for _, rec := range recs {
+		var e lifecycle.CatalogEntry
+		if err := json.Unmarshal(rec.Value, &e); err != nil {
+			return nil, err
+		}
+		out = append(out, &e)
+	}
+	return out, nil
+}
+
+func (t *tx) PutInventory(inv *commonv1.Inventory) error {
+	raw, err := protojson.Marshal(inv)
+	if err != nil {
+		return fmt.Errorf("encode inventory: %w", err)
+	}
+	_, err = t.stx.Put(BucketPlatform, keyInventory, raw, store.AnyRevision)
+	return err
 }
 
 func decodeService(rec store.Record) (*lifecycle.Service, error) {
@@ -50,12 +333,57 @@ func decodeService(rec store.Record) (*lifecycle.Service, error) {
 	return &svc, nil
 }
 
-func translate(id string, err error) error {
+func decodeResources(recs []store.Record) ([]*lifecycle.Resource, error) {
+	out := make([]*lifecycle.Resource, 0, len(recs))
+	for _, rec := range recs {
+		var res lifecycle.Resource
+		if err := json.Unmarshal(rec.Value, &res); err != nil {
+			return nil, fmt.Errorf("decode resource %s: %w", rec.Key, err)
+		}
+		out = append(out, &res)
+	}
+	return out, nil
+}
+
+func decodeOperation(rec store.Record) (*lifecycle.Operation, error) {
+	var op lifecycle.Operation
+	if err := json.Unmarshal(rec.Value, &op); err != nil {
+		return nil, fmt.Errorf("decode operation %s: %w", rec.Key, err)
+	}
+	op.Revision = rec.Revision
+	return &op, nil
+}
+
+func decodeOperations(recs []store.Record) ([]*lifecycle.Operation, error) {
+	out := make([]*lifecycle.Operation, 0, len(recs))
+	for _, rec := range recs {
+		op, err := decodeOperation(rec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, op)
+	}
+	// Keys are "<service>|<time-ordered id>": store order is start order
+	// within a service; across services order by start time.
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].StartedAt.Equal(out[j].StartedAt) {
+			return strings.Compare(out[i].ID, out[j].ID) < 0
+		}
+		return out[i].StartedAt.Before(out[j].StartedAt)
+	})
+	return out, nil
+}
+
+func translate(err error) error {
 	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, lifecycle.ErrNotFound), errors.Is(err, lifecycle.ErrConflict):
+		return err
 	case errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("service %s: %w", id, lifecycle.ErrNotFound)
+		return fmt.Errorf("%w: %w", err, lifecycle.ErrNotFound)
 	case errors.Is(err, store.ErrConflict):
-		return fmt.Errorf("service %s changed concurrently: %w", id, lifecycle.ErrConflict)
+		return fmt.Errorf("%w: %w", err, lifecycle.ErrConflict)
 	}
 	return err
 }

@@ -1,0 +1,131 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+)
+
+// kickControllers asks for a reconcile pass soon.
+func (m *Manager) kickControllers() {
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// controllerLoop reconciles every running service periodically and on
+// every kick.
+func (m *Manager) controllerLoop(ctx context.Context) {
+	t := time.NewTicker(m.cfg.ReconcileInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-m.kick:
+		}
+		m.ReconcileAll(ctx)
+	}
+}
+
+// ReconcileAll runs one controller pass over every service.
+func (m *Manager) ReconcileAll(ctx context.Context) {
+	for _, svc := range m.repo.Services(ctx) {
+		if ctx.Err() != nil {
+			return
+		}
+		m.maybeAutoUpgrade(ctx, svc)
+		if !reconciled(svc) {
+			continue
+		}
+		if err := m.reconcile(ctx, svc.Clone()); err != nil && ctx.Err() == nil {
+			m.log.Warn("reconcile", "service", svc.ID, "error", err)
+		}
+	}
+}
+
+// reconciled reports services the controllers keep in shape: active, not
+// in maintenance, with no operation of their own in flight. Paused and
+// inactive services are skipped.
+func reconciled(svc *Service) bool {
+	return svc.LifecycleState == StateActive && !svc.Maintenance && svc.ActiveOperation == ""
+}
+
+// reconcile brings each resource of a service to its desired state on its
+// target: missing or changed ones are (re-)applied, pending ones polled.
+func (m *Manager) reconcile(ctx context.Context, svc *Service) error {
+	res, err := m.repo.Resources(ctx, svc.ID)
+	if err != nil {
+		return err
+	}
+	var apply []*Resource
+	var changed []*Resource
+	for _, r := range res {
+		if r.Kind == "Overlay" {
+			apply = append(apply, r)
+			continue
+		}
+		obj, err := m.driver.Get(ctx, r.Target)
+		switch {
+		case errors.Is(err, target.ErrNotFound):
+			apply = append(apply, r) // never applied, or removed behind our back
+		case err != nil:
+			if r.Status != target.StatusBusy {
+				r.Status, r.Message, r.LastModified = target.StatusBusy, "target unreachable: "+err.Error(), m.now()
+				changed = append(changed, r)
+			}
+		case obj.Owner.ServiceID != svc.ID, r.Status == target.StatusUnhealthy, !sameSpec(obj, r):
+			apply = append(apply, r)
+		case obj.Status != r.Status || obj.Message != r.Message && r.Status != target.StatusHealthy:
+			r.Status, r.Message, r.LastModified = obj.Status, obj.Message, m.now()
+			r.ReadyConditions = obj.ReadyConditions
+			changed = append(changed, r)
+		}
+	}
+	if len(changed) > 0 {
+		if err := m.update(ctx, func(tx Tx) error {
+			for _, r := range changed {
+				if err := tx.PutResource(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if len(apply) > 0 {
+		m.applyAll(ctx, svc, apply)
+	}
+	// Status is written only when it changes, so quiet passes write nothing.
+	all, err := m.repo.Resources(ctx, svc.ID)
+	if err != nil {
+		return err
+	}
+	probe := svc.Clone()
+	m.setStatusFromResources(probe, all)
+	if probe.Status == svc.Status && probe.LastKnownGood == svc.LastKnownGood {
+		return nil
+	}
+	_, err = m.mutate(ctx, svc.ID, func(_ Tx, s *Service) error {
+		if !reconciled(s) {
+			return nil
+		}
+		m.setStatusFromResources(s, all)
+		return nil
+	})
+	return err
+}
+
+// sameSpec reports whether the target holds what the record wants, for
+// resources without overlays (an overlay transforms the spec on purpose).
+func sameSpec(obj target.Object, r *Resource) bool {
+	if labelOf(r.Doc, LabelOverlay) != "" {
+		return r.ExternalID != ""
+	}
+	return docHash(obj.Spec) == r.Hash
+}

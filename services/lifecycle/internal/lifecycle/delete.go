@@ -1,0 +1,93 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// deleteStep runs the steps of a delete operation.
+func (m *Manager) deleteStep(ctx context.Context, r *run, name string) error {
+	switch name {
+	case "remove-resources":
+		res, err := m.repo.Resources(ctx, r.op.ServiceID)
+		if err != nil {
+			return err
+		}
+		var orphans []Orphan
+		if err := m.removeResources(ctx, r.svc, res, r.op.Params.Force, &orphans); err != nil {
+			return err
+		}
+		if len(orphans) > 0 {
+			r.op.Orphans = append(r.op.Orphans, orphans...)
+			for _, o := range orphans {
+				m.log.Warn("force delete left a target resource behind; audit and clean it up manually",
+					"service", r.op.ServiceID, "kind", o.Kind, "name", o.Name, "target", o.Target.String(), "reason", o.Message)
+			}
+			return m.update(ctx, func(tx Tx) error { return tx.PutOperation(r.op) })
+		}
+		return nil
+	case "remove-service":
+		return m.update(ctx, func(tx Tx) error {
+			if _, err := tx.Service(r.op.ServiceID); errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			return tx.DeleteService(r.op.ServiceID)
+		})
+	}
+	return fmt.Errorf("delete has no step %q", name)
+}
+
+// removeResources deletes resource records. Those with finalizers clean up
+// their target first; those without are released (the target keeps them).
+// Without force a failed cleanup keeps the record and is retried (the
+// error is transient); with force the record goes and the target resource
+// is reported as an orphan.
+func (m *Manager) removeResources(ctx context.Context, svc *Service, res []*Resource, force bool, orphans *[]Orphan) error {
+	var mu sync.Mutex
+	var failed []error
+	var done []*Resource
+	_ = m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
+		r := res[i]
+		var err error
+		if r.Kind != "Overlay" {
+			if slices.Contains(r.Finalizers, FinalizerCleanup) {
+				err = m.driver.Delete(ctx, r.Target)
+			} else {
+				err = m.driver.Release(ctx, r.Target)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			done = append(done, r)
+		case force:
+			done = append(done, r)
+			if orphans != nil {
+				*orphans = append(*orphans, Orphan{Kind: r.Kind, Name: r.Name, Target: r.Target, Message: err.Error()})
+			}
+		default:
+			failed = append(failed, fmt.Errorf("%s %s on %s: %w", r.Kind, r.Name, r.Target, err))
+		}
+		return nil
+	})
+	if err := m.update(ctx, func(tx Tx) error {
+		for _, r := range done {
+			if err := tx.DeleteResource(r.ServiceID, r.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		// Cleanup retries until the step's time bound; force-delete skips it.
+		return fmt.Errorf("cleaning up %d target resource(s) failed (retrying; DELETE with forceDelete=true skips cleanup): %w: %w",
+			len(failed), errors.Join(failed...), ErrUnavailable)
+	}
+	return nil
+}

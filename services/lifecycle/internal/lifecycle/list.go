@@ -1,0 +1,184 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fiql"
+)
+
+// ListQuery is api.md's list query.
+type ListQuery struct {
+	Page     int
+	PageSize *int
+	Filter   string
+	SortAsc  string
+	SortDesc string
+}
+
+// ListResult is one page.
+type ListResult struct {
+	Total, PageCount, Page, PageSize int
+	Services                         []*Service
+}
+
+// Fields a filter or sort may name; labels.<k>, locations.<k> and
+// tenants.<k> reach into the maps.
+var listFields = []string{"id", "vendor", "name", "version", "source", "status", "lifecycleState", "phase",
+	"namespace", "createdAt", "updatedAt", "autoUpgrade", "autoRollback", "builtIn"}
+
+func fieldOf(s *Service, sel string) (string, bool) {
+	switch sel {
+	case "id":
+		return s.ID, true
+	case "vendor":
+		return s.Vendor, true
+	case "name":
+		return s.Name, true
+	case "version":
+		return s.Version, true
+	case "source":
+		return s.Source, true
+	case "status":
+		return s.Status, true
+	case "lifecycleState":
+		return s.LifecycleState, true
+	case "phase":
+		return s.Phase, true
+	case "namespace":
+		return s.Namespace, true
+	case "createdAt":
+		return s.CreatedAt.Format(time.RFC3339Nano), true
+	case "updatedAt":
+		return s.UpdatedAt.Format(time.RFC3339Nano), true
+	case "autoUpgrade":
+		return strconv.FormatBool(s.AutoUpgrade), true
+	case "autoRollback":
+		return strconv.FormatBool(s.AutoRollback), true
+	case "builtIn":
+		return strconv.FormatBool(s.BuiltIn), true
+	}
+	for prefix, m := range map[string]map[string]string{"labels.": s.Labels, "locations.": s.Locations, "tenants.": s.Tenants} {
+		if k, ok := strings.CutPrefix(sel, prefix); ok {
+			v, ok := m[k]
+			return v, ok
+		}
+	}
+	return "", false
+}
+
+func knownField(sel string) bool {
+	for _, f := range listFields {
+		if f == sel {
+			return true
+		}
+	}
+	for _, p := range []string{"labels.", "locations.", "tenants."} {
+		if strings.HasPrefix(sel, p) && len(sel) > len(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func unknownField(what, sel string) error {
+	return fmt.Errorf("%s: unknown field %q; use one of %s, labels.<key>, locations.<key>, tenants.<key>: %w",
+		what, sel, strings.Join(listFields, ", "), ErrInvalidArgument)
+}
+
+// compareField orders values of a field: versions numerically, the rest
+// as text.
+func compareField(sel, a, b string) int {
+	if sel == "version" {
+		return compareVersions(a, b)
+	}
+	return strings.Compare(a, b)
+}
+
+// List returns one page of services matching the query.
+func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
+	page := q.Page
+	if page == 0 {
+		page = 1
+	}
+	if page < 1 {
+		return nil, fmt.Errorf("page %d: pages start at 1: %w", q.Page, ErrInvalidArgument)
+	}
+	size := 25
+	if q.PageSize != nil {
+		size = *q.PageSize
+	}
+	if size < 0 || size > 128 {
+		return nil, fmt.Errorf("pageSize %d: want 0 to 128: %w", size, ErrInvalidArgument)
+	}
+	if q.SortAsc != "" && q.SortDesc != "" {
+		return nil, fmt.Errorf("give sortAsc or sortDesc, not both: %w", ErrInvalidArgument)
+	}
+	var filter fiql.Node
+	if q.Filter != "" {
+		var err error
+		if filter, err = fiql.Parse(q.Filter, compareField); err != nil {
+			return nil, fmt.Errorf("filter: %v: %w", err, ErrInvalidArgument)
+		}
+		for _, sel := range filter.Selectors() {
+			if !knownField(sel) {
+				return nil, unknownField("filter", sel)
+			}
+		}
+	}
+	sortField, desc := q.SortAsc, false
+	if q.SortDesc != "" {
+		sortField, desc = q.SortDesc, true
+	}
+	if sortField != "" && !knownField(sortField) {
+		return nil, unknownField("sort", sortField)
+	}
+
+	all := m.repo.Services(ctx)
+	matched := make([]*Service, 0, len(all))
+	for _, s := range all {
+		if s.LifecycleState == StateDecommissioned && s.ActiveOperation == "" {
+			continue
+		}
+		if filter != nil && !filter.Eval(func(sel string) (string, bool) { return fieldOf(s, sel) }) {
+			continue
+		}
+		matched = append(matched, s)
+	}
+	if sortField != "" {
+		sort.SliceStable(matched, func(i, j int) bool {
+			a, _ := fieldOf(matched[i], sortField)
+			b, _ := fieldOf(matched[j], sortField)
+			c := compareField(sortField, a, b)
+			if desc {
+				return c > 0
+			}
+			return c < 0
+		})
+	} else {
+		// Default order: oldest first, so pages are stable as services
+		// are added.
+		sort.SliceStable(matched, func(i, j int) bool {
+			if !matched[i].CreatedAt.Equal(matched[j].CreatedAt) {
+				return matched[i].CreatedAt.Before(matched[j].CreatedAt)
+			}
+			return matched[i].ID < matched[j].ID
+		})
+	}
+	res := &ListResult{Total: len(matched), Page: page, PageSize: size}
+	if size > 0 {
+		res.PageCount = (len(matched) + size - 1) / size
+		start := (page - 1) * size
+		if start < len(matched) {
+			end := min(start+size, len(matched))
+			for _, s := range matched[start:end] {
+				res.Services = append(res.Services, s.Clone())
+			}
+		}
+	}
+	return res, nil
+}

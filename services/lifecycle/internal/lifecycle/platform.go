@@ -1,0 +1,272 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
+)
+
+// Inventory returns the platform inventory.
+func (m *Manager) Inventory(ctx context.Context) (*commonv1.Inventory, error) {
+	return m.repo.Inventory(ctx)
+}
+
+// ValidateInventory checks the fields api.md marks required.
+func ValidateInventory(inv *commonv1.Inventory) error {
+	regions := map[string]bool{}
+	sups := map[string]bool{}
+	for i, r := range inv.GetRegions() {
+		where := fmt.Sprintf("inventory.regions[%d]", i)
+		if r.GetName() == "" {
+			return fmt.Errorf("%s.name is required: %w", where, ErrInvalidArgument)
+		}
+		if regions[r.GetName()] {
+			return fmt.Errorf("%s: region %q appears twice: %w", where, r.GetName(), ErrInvalidArgument)
+		}
+		regions[r.GetName()] = true
+		for j, s := range r.GetSupervisors() {
+			w := fmt.Sprintf("%s.supervisors[%d]", where, j)
+			for field, v := range map[string]string{"name": s.GetName(), "id": s.GetId(), "version": s.GetVersion()} {
+				if v == "" {
+					return fmt.Errorf("%s.%s is required: %w", w, field, ErrInvalidArgument)
+				}
+			}
+			if sups[s.GetName()] {
+				return fmt.Errorf("%s: supervisor %q appears twice: %w", w, s.GetName(), ErrInvalidArgument)
+			}
+			sups[s.GetName()] = true
+		}
+	}
+	return nil
+}
+
+// SupervisorUpgradeCheck is the verdict for one Supervisor upgrade.
+type SupervisorUpgradeCheck struct {
+	Supervisor    string
+	TargetVersion string
+	Blocked       bool
+	Services      []ServiceVerdict
+}
+
+// ServiceVerdict is one installed service's verdict.
+type ServiceVerdict struct {
+	ID, Name, Version string
+	Blocked           bool
+	Results           []*commonv1.CheckResult
+}
+
+// PutInventory replaces the platform inventory. Every Supervisor whose
+// version (or Kubernetes version) rises is evaluated against the services
+// installed on it, and the outcome is recorded on each affected service's
+// errorDetails. New Supervisors trigger services that asked for
+// reconfiguration on new-supervisor events.
+func (m *Manager) PutInventory(ctx context.Context, inv *commonv1.Inventory) ([]*SupervisorUpgradeCheck, error) {
+	if err := ValidateInventory(inv); err != nil {
+		return nil, err
+	}
+	old, err := m.repo.Inventory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.update(ctx, func(tx Tx) error { return tx.PutInventory(inv) }); err != nil {
+		return nil, err
+	}
+	before := supervisorsByName(old)
+	var checks []*SupervisorUpgradeCheck
+	added := false
+	for _, r := range inv.GetRegions() {
+		for _, s := range r.GetSupervisors() {
+			prev, ok := before[s.GetName()]
+			if !ok {
+				added = true
+				continue
+			}
+			if compareVersions(s.GetVersion(), prev.GetVersion()) > 0 || (s.GetKubernetesVersion() != "" && compareVersions(s.GetKubernetesVersion(), prev.GetKubernetesVersion()) > 0) {
+				chk, err := m.evaluateSupervisor(ctx, s.GetName(), s.GetVersion(), s.GetKubernetesVersion())
+				if err != nil {
+					return nil, err
+				}
+				checks = append(checks, chk)
+				if err := m.recordSupervisorCheck(ctx, chk); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	if added {
+		m.reconfigureForNewSupervisors(ctx)
+	}
+	return checks, nil
+}
+
+// CheckSupervisorUpgrade evaluates every service installed on a Supervisor
+// against a target version without changing anything.
+func (m *Manager) CheckSupervisorUpgrade(ctx context.Context, supervisor, targetVersion, targetK8s string) (*SupervisorUpgradeCheck, error) {
+	if strings.TrimSpace(targetVersion) == "" {
+		return nil, fmt.Errorf("targetVersion is required (e.g. 9.1.0.0): %w", ErrInvalidArgument)
+	}
+	inv, err := m.repo.Inventory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sup, ok := supervisorsByName(inv)[supervisor]
+	if !ok {
+		return nil, fmt.Errorf("supervisor %q is not in the platform inventory: %w", supervisor, ErrNotFound)
+	}
+	if targetK8s == "" {
+		targetK8s = sup.GetKubernetesVersion()
+	}
+	return m.evaluateSupervisor(ctx, sup.GetName(), targetVersion, targetK8s)
+}
+
+// evaluateSupervisor runs the compatibility service over the services
+// with resources on a Supervisor.
+func (m *Manager) evaluateSupervisor(ctx context.Context, supervisor, version, k8s string) (*SupervisorUpgradeCheck, error) {
+	chk := &SupervisorUpgradeCheck{Supervisor: supervisor, TargetVersion: version}
+	var pkgs []*compatibilityv1.PackageVersion
+	var svcs []*Service
+	for _, svc := range m.repo.Services(ctx) {
+		if svc.Digest == "" || svc.LifecycleState == StateDecommissioned || svc.LifecycleState == StateInactive && svc.Status != StatusHealthy {
+			continue
+		}
+		res, err := m.repo.Resources(ctx, svc.ID)
+		if err != nil {
+			return nil, err
+		}
+		on := false
+		for _, r := range res {
+			if r.Supervisor == supervisor {
+				on = true
+				break
+			}
+		}
+		if !on {
+			continue
+		}
+		b, err := m.bundles.Load(svc.Digest)
+		if err != nil {
+			return nil, err
+		}
+		pkgs = append(pkgs, packageVersion(b, svc.Version, svc.BuiltIn))
+		svcs = append(svcs, svc)
+	}
+	if len(pkgs) == 0 {
+		return chk, nil
+	}
+	resp, err := m.peers.Compatibility.EvaluateSupervisorUpgrade(ctx, &compatibilityv1.EvaluateSupervisorUpgradeRequest{
+		Target:   &compatibilityv1.Environment{Supervisor: supervisor, SupervisorVersion: version, KubernetesVersion: k8s},
+		Packages: pkgs,
+	})
+	if err != nil {
+		return nil, peerError("compatibility", err)
+	}
+	for i, ev := range resp.GetEvaluations() {
+		if i >= len(svcs) {
+			break
+		}
+		v := ServiceVerdict{ID: svcs[i].ID, Name: svcs[i].Name, Version: svcs[i].Version, Blocked: ev.GetBlocked(), Results: ev.GetResults()}
+		chk.Blocked = chk.Blocked || v.Blocked
+		chk.Services = append(chk.Services, v)
+	}
+	sort.Slice(chk.Services, func(i, j int) bool { return chk.Services[i].Name < chk.Services[j].Name })
+	return chk, nil
+}
+
+// recordSupervisorCheck keeps a Supervisor upgrade's verdict on each
+// affected service's errorDetails.
+func (m *Manager) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgradeCheck) error {
+	for _, v := range chk.Services {
+		prefix := fmt.Sprintf("Supervisor %s upgrade to %s: ", chk.Supervisor, chk.TargetVersion)
+		_, err := m.mutate(ctx, v.ID, func(_ Tx, s *Service) error {
+			kept := s.ErrorDetails[:0:0]
+			for _, d := range s.ErrorDetails {
+				if !strings.HasPrefix(d.Message, fmt.Sprintf("Supervisor %s upgrade to ", chk.Supervisor)) {
+					kept = append(kept, d)
+				}
+			}
+			s.ErrorDetails = kept
+			for _, r := range v.Results {
+				sev := SeverityInfo
+				switch strings.ToUpper(r.GetSeverity()) {
+				case "ERROR":
+					sev = SeverityError
+				case "WARNING":
+					sev = SeverityWarn
+				}
+				s.ErrorDetails = append(s.ErrorDetails, ErrorDetail{Type: ErrTypeConfiguration, Severity: sev, Message: prefix + r.GetMessage()})
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reconfigureForNewSupervisors re-applies services that asked to follow
+// new Supervisors.
+func (m *Manager) reconfigureForNewSupervisors(ctx context.Context) {
+	for _, svc := range m.repo.Services(ctx) {
+		if svc.LifecycleState != StateActive || !containsString(svc.Reconfigure, "new-supervisor") {
+			continue
+		}
+		_, err := m.Apply(ctx, svc.ID, Change{Reconfigure: []string{"new-supervisor"}, RequestedBy: "inventory"})
+		if err != nil {
+			m.log.Warn("reconfigure for a new Supervisor", "service", svc.ID, "error", err)
+		}
+	}
+}
+
+func containsString(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// RegisterVersion downloads and validates a bundle into the catalog,
+// synchronously: validation failures are InvalidArgument (400).
+func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bool) (*CatalogEntry, error) {
+	if err := m.ValidateSource(source); err != nil {
+		return nil, err
+	}
+	b, err := m.bundles.Fetch(ctx, source, nil)
+	if err != nil {
+		return nil, fmt.Errorf("register %s: %v: %w", source, err, ErrInvalidArgument)
+	}
+	if b.Package.RefName == "" || b.Package.Version == "" {
+		return nil, fmt.Errorf("register %s: package.yml must carry spec.refName and spec.version: %w", source, ErrInvalidArgument)
+	}
+	probe := &Service{ID: "catalog", Name: b.Package.RefName, Version: b.Package.Version, Digest: b.Digest, BuiltIn: builtIn, Namespace: Namespace(b.Package.RefName)}
+	if _, err := m.validateBundle(ctx, probe, b); err != nil {
+		if IsBlocked(err) {
+			return nil, fmt.Errorf("register %s: %v: %w", source, err, ErrInvalidArgument)
+		}
+		return nil, err
+	}
+	entry := &CatalogEntry{Name: b.Package.RefName, Version: b.Package.Version, Source: source, Digest: b.Digest,
+		Status: StatusReady, RegisteredAt: m.now(), BuiltIn: builtIn}
+	if err := m.update(ctx, func(tx Tx) error { return tx.PutCatalog(entry) }); err != nil {
+		return nil, err
+	}
+	m.kickControllers()
+	return entry, nil
+}
+
+// IsBlocked reports a non-retryable step failure.
+func IsBlocked(err error) bool {
+	var b *blockedError
+	return asBlocked(err, &b)
+}
+
+// Versions lists the catalog.
+func (m *Manager) Versions(ctx context.Context, name string) ([]*CatalogEntry, error) {
+	return m.repo.Catalog(ctx, name)
+}

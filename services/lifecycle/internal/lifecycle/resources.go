@@ -1,0 +1,126 @@
+package lifecycle
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+)
+
+// resourcesFrom places rendered documents on their targets as resource
+// records owned by version. Secrets go into the service's namespace on
+// every Supervisor the service targets (or stay with the Service Manager
+// when it targets none).
+func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, now time.Time) ([]*Resource, error) {
+	parsed := make([]map[string]any, len(docs))
+	supervisors := map[string]bool{}
+	for i, d := range docs {
+		var m map[string]any
+		if err := yaml.Unmarshal(d.GetYaml(), &m); err != nil {
+			return nil, fmt.Errorf("rendered %s %q (document %d): %w", d.GetKind(), d.GetName(), d.GetIndex(), err)
+		}
+		parsed[i] = m
+		if d.GetSupervisor() != "" {
+			supervisors[d.GetSupervisor()] = true
+		}
+	}
+	sups := make([]string, 0, len(supervisors))
+	for s := range supervisors {
+		sups = append(sups, s)
+	}
+	sort.Strings(sups)
+
+	var out []*Resource
+	seen := map[string]bool{}
+	add := func(r *Resource) error {
+		if seen[r.ID] {
+			return fmt.Errorf("two rendered resources are both %s: names must be unique per kind and Supervisor: %w", r.ID, ErrInvalidArgument)
+		}
+		seen[r.ID] = true
+		out = append(out, r)
+		return nil
+	}
+	for i, d := range docs {
+		doc := parsed[i]
+		place, err := target.Place(d.GetKind(), doc, d.GetName())
+		if err != nil {
+			return nil, fmt.Errorf("rendered document %d: %v: %w", d.GetIndex(), err, ErrInvalidArgument)
+		}
+		hash := docHash(doc)
+		base := Resource{
+			ServiceID: svc.ID, Kind: d.GetKind(), APIVersion: d.GetApiVersion(), Name: d.GetName(),
+			Region: d.GetRegion(), Supervisor: d.GetSupervisor(), Doc: doc, Hash: hash,
+			OwnerVersion: version, Status: target.StatusBusy, Message: "Waiting to be applied", LastModified: now,
+		}
+		switch {
+		case place.PerSupervisor:
+			scopes := sups
+			system := target.SystemSupervisor
+			if len(scopes) == 0 {
+				scopes, system = []string{""}, target.SystemServiceManager
+			}
+			for _, sup := range scopes {
+				r := base
+				r.Supervisor = sup
+				r.Namespace = svc.Namespace
+				r.ID = d.GetKind() + "/" + sup + "/" + d.GetName()
+				r.Target = target.Key{System: system, Scope: sup, Kind: d.GetKind(), Identity: target.SecretIdentity(svc.Namespace, place.Identity)}
+				if err := add(&r); err != nil {
+					return nil, err
+				}
+			}
+			continue
+		case place.System == target.SystemSupervisor:
+			if d.GetSupervisor() == "" {
+				return nil, fmt.Errorf("rendered %s %q has no spec.supervisor: Supervisor resources must name their Supervisor: %w", d.GetKind(), d.GetName(), ErrInvalidArgument)
+			}
+			base.Namespace = svc.Namespace
+			base.Target = target.Key{System: place.System, Scope: d.GetSupervisor(), Kind: d.GetKind(), Identity: place.Identity}
+		case place.System == target.SystemVCenter:
+			spec, _ := doc["spec"].(map[string]any)
+			scope, _ := spec["vcenter"].(string)
+			if scope == "" {
+				scope = d.GetRegion()
+			}
+			base.Target = target.Key{System: place.System, Scope: scope, Kind: d.GetKind(), Identity: place.Identity}
+		default:
+			base.Target = target.Key{System: place.System, Kind: d.GetKind(), Identity: place.Identity}
+		}
+		r := base
+		r.ID = d.GetKind() + "/" + r.Supervisor + "/" + d.GetName()
+		if err := add(&r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func docHash(doc map[string]any) string {
+	raw, _ := json.Marshal(doc)
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// targetSupervisors lists the Supervisors rendered resources name.
+func targetSupervisors(docs []*commonv1.Resource) []string {
+	set := map[string]bool{}
+	for _, d := range docs {
+		if d.GetSupervisor() != "" {
+			set[d.GetSupervisor()] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for s := range set {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,196 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+)
+
+// SupervisorServiceDowngradeWorkaround is seed 002's workaround, quoted in
+// every refused rollback.
+const SupervisorServiceDowngradeWorkaround = "Once a SupervisorService has been successfully installed on a Supervisor cluster it cannot be downgraded " +
+	"(Carvel kapp-controller does not support package downgrades, and data migrations may be irreversible). " +
+	"Workaround: 1. delete the service completely; 2. reinstall the previous version from scratch; 3. restore data from a backup taken before the upgrade."
+
+// Rollback restores a previous version: by default the last known good
+// one. It may take over a stuck or failed upgrade.
+func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*Service, error) {
+	svc, err := m.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	prev := svc.PreviousVersion
+	if prev == nil {
+		return nil, fmt.Errorf("service %s has no previous version to roll back to (it was never upgraded): %w", id, ErrInvalidArgument)
+	}
+	if targetVersion == "" {
+		targetVersion = prev.Version
+	}
+	if targetVersion != prev.Version {
+		return nil, fmt.Errorf("cannot roll back %s to version %s: the version it can return to is %s (the one the last upgrade replaced): %w",
+			svc.Name, targetVersion, prev.Version, ErrInvalidArgument)
+	}
+	if svc.Version == prev.Version {
+		return nil, fmt.Errorf("version %s is already the installed version: %w", prev.Version, ErrInvalidArgument)
+	}
+	if err := m.checkSupervisorServiceDowngrade(ctx, svc, prev); err != nil {
+		return nil, err
+	}
+	var op *Operation
+	out, err := m.mutate(ctx, id, func(tx Tx, s *Service) error {
+		op = nil
+		if s.LifecycleState == StateDecommissioned {
+			return fmt.Errorf("service %s is being deleted: %w", id, ErrConflict)
+		}
+		if s.ActiveOperation != "" {
+			running, err := tx.Operation(s.ID, s.ActiveOperation)
+			if err == nil && !(running.Type == OpUpgrade && running.Outcome == OutcomeStuck) {
+				return fmt.Errorf("service %s: a %s operation is in progress (%s): %w", id, running.Type, running.ID, ErrConflict)
+			}
+			if err == nil {
+				running.Outcome = OutcomeRolledBack
+				running.FinishedAt = m.now()
+				if err := tx.PutOperation(running); err != nil {
+					return err
+				}
+			}
+		}
+		op = m.newOperation(s, OpRollback, by, OperationParams{TargetVersion: prev.Version, TargetDigest: prev.Digest, Phase: PhaseUpgrading},
+			"maintenance", "resources", "cleanup")
+		op.FromVersion, op.ToVersion = s.Version, prev.Version
+		s.ActiveOperation = op.ID
+		s.Progress = &Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[0].Name, Percent: -1}
+		s.Phase = PhaseUpgrading
+		return tx.PutOperation(op)
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.cancelRunning(id)
+	m.enqueue(op)
+	return out, nil
+}
+
+// checkSupervisorServiceDowngrade refuses a rollback that would move a
+// successfully installed SupervisorService to an older package version.
+func (m *Manager) checkSupervisorServiceDowngrade(ctx context.Context, svc *Service, prev *VersionRef) error {
+	res, err := m.repo.Resources(ctx, svc.ID)
+	if err != nil {
+		return err
+	}
+	pb, err := m.bundles.Load(prev.Digest)
+	if err != nil {
+		return err
+	}
+	probe := svc.Clone()
+	probe.Version, probe.Digest, probe.Values = prev.Version, prev.Digest, prev.Values
+	rend, err := m.render(ctx, probe, pb, RenderInput{})
+	if err != nil {
+		return fmt.Errorf("render version %s to check the rollback: %w", prev.Version, err)
+	}
+	previous := map[string]string{}
+	for _, d := range rend.Resources {
+		if d.GetKind() != "SupervisorService" {
+			continue
+		}
+		var doc map[string]any
+		if yaml.Unmarshal(d.GetYaml(), &doc) == nil {
+			previous[d.GetSupervisor()+"/"+packageRef(doc)] = packageVersionOf(doc)
+		}
+	}
+	var refused []string
+	for _, r := range res {
+		if r.Kind != "SupervisorService" || r.OwnerVersion == prev.Version || r.Status != target.StatusHealthy {
+			continue
+		}
+		installed := packageVersionOf(r.Doc)
+		old, ok := previous[r.Supervisor+"/"+packageRef(r.Doc)]
+		if ok && installed != "" && old != "" && compareVersions(old, installed) < 0 {
+			refused = append(refused, fmt.Sprintf("SupervisorService %s on %s is installed at package version %s and version %s would downgrade it to %s",
+				r.Name, r.Supervisor, installed, prev.Version, old))
+		}
+	}
+	if len(refused) > 0 {
+		return fmt.Errorf("rollback refused: %s. %s: %w", strings.Join(refused, "; "), SupervisorServiceDowngradeWorkaround, ErrFailedPrecondition)
+	}
+	return nil
+}
+
+func packageRef(doc map[string]any) string {
+	return stringAt(doc, "spec", "package", "spec", "refName")
+}
+
+func packageVersionOf(doc map[string]any) string {
+	return stringAt(doc, "spec", "package", "spec", "version")
+}
+
+func stringAt(m map[string]any, path ...string) string {
+	var cur any = m
+	for _, p := range path {
+		mm, ok := cur.(map[string]any)
+		if !ok {
+			return ""
+		}
+		cur = mm[p]
+	}
+	if cur == nil {
+		return ""
+	}
+	return fmt.Sprint(cur)
+}
+
+// rollbackStep runs the steps of a rollback: the failed version goes into
+// maintenance, the previous version's resources are restored (new-version
+// resources removed, transferred ones handed back and re-applied, removed
+// originals recreated) and the failed version is cleaned up.
+func (m *Manager) rollbackStep(ctx context.Context, r *run, name string) error {
+	svc := r.svc
+	switch name {
+	case "maintenance":
+		_, err := m.mutate(ctx, svc.ID, func(_ Tx, s *Service) error {
+			s.Maintenance = true
+			s.Status = StatusMaintenance
+			s.Phase = PhaseUpgrading
+			return nil
+		})
+		return err
+	case "resources":
+		if svc.PreviousVersion == nil && svc.Version == r.op.ToVersion {
+			return nil // finished before a restart
+		}
+		prev := svc.PreviousVersion
+		if prev == nil {
+			return blocked(ErrTypeInstall, fmt.Errorf("the previous version record is gone"))
+		}
+		pb, err := m.bundles.Load(prev.Digest)
+		if err != nil {
+			return err
+		}
+		probe := svc.Clone()
+		probe.Version, probe.Digest, probe.Values = prev.Version, prev.Digest, prev.Values
+		rend, err := m.renderFor(ctx, r, probe, pb)
+		if err != nil {
+			return err
+		}
+		return m.moveResources(ctx, probe, rend, prev.Version, "rollback")
+	case "cleanup":
+		_, err := m.mutate(ctx, svc.ID, func(_ Tx, s *Service) error {
+			if prev := s.PreviousVersion; prev != nil && s.Version != prev.Version {
+				s.Version, s.Digest, s.Source, s.Values = prev.Version, prev.Digest, prev.Source, prev.Values
+			}
+			s.PreviousVersion = nil
+			s.Maintenance = false
+			s.Status = StatusBusy
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		return m.refreshStatus(ctx, svc.ID)
+	}
+	return fmt.Errorf("rollback has no step %q", name)
+}

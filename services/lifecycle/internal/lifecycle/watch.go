@@ -1,0 +1,110 @@
+package lifecycle
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Event is one observed change of a service.
+type Event struct {
+	ID             string
+	Status         string
+	Phase          string
+	LifecycleState string
+	Version        string
+	Revision       int64
+	Time           time.Time
+	Deleted        bool
+}
+
+func eventOf(s *Service, deleted bool, now time.Time) Event {
+	return Event{ID: s.ID, Status: s.Status, Phase: s.Phase, LifecycleState: s.LifecycleState,
+		Version: s.Version, Revision: s.Revision, Time: now, Deleted: deleted}
+}
+
+// hub fans service events out to watchers. A slow watcher loses
+// intermediate events but always receives the latest one: its channel
+// holds one pending event that newer ones replace.
+type hub struct {
+	mu   sync.Mutex
+	subs map[string]map[*sub]struct{}
+}
+
+type sub struct {
+	ch   chan Event
+	last Event
+}
+
+func newHub() *hub { return &hub{subs: map[string]map[*sub]struct{}{}} }
+
+func (h *hub) publish(e Event) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs[e.ID] {
+		select {
+		case s.ch <- e:
+		default:
+			// Replace the pending event with the newer one.
+			select {
+			case <-s.ch:
+			default:
+			}
+			s.ch <- e
+		}
+	}
+}
+
+func (h *hub) subscribe(id string) *sub {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	s := &sub{ch: make(chan Event, 1)}
+	if h.subs[id] == nil {
+		h.subs[id] = map[*sub]struct{}{}
+	}
+	h.subs[id][s] = struct{}{}
+	return s
+}
+
+func (h *hub) unsubscribe(id string, s *sub) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs[id], s)
+	if len(h.subs[id]) == 0 {
+		delete(h.subs, id)
+	}
+}
+
+// Watch streams a service's status, phase and lifecycle state changes,
+// starting with its current state, until ctx ends or the service is
+// deleted (the last event then has Deleted set). Consecutive events with
+// the same status, phase, state and version are collapsed.
+func (m *Manager) Watch(ctx context.Context, id string, send func(Event) error) error {
+	s := m.hub.subscribe(id)
+	defer m.hub.unsubscribe(id, s)
+	svc, err := m.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	last := eventOf(svc, false, m.now())
+	if err := send(last); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case e := <-s.ch:
+			if e.Deleted {
+				return send(e)
+			}
+			if e.Status == last.Status && e.Phase == last.Phase && e.LifecycleState == last.LifecycleState && e.Version == last.Version {
+				continue
+			}
+			last = e
+			if err := send(e); err != nil {
+				return err
+			}
+		}
+	}
+}

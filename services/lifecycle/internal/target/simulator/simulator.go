@@ -1,0 +1,817 @@
+// Package simulator is a SIMULATED target driver: it stands in for the
+// Supervisor, vCenter and VCF Automation APIs, which this project cannot
+// reach. It keeps target state durably in its own bbolt file, can be seeded
+// with pre-existing resources (to exercise adoption) and platform facts,
+// and lets tests inject faults: failed operations, slow creation, unhealthy
+// resources, unreachable targets.
+//
+// It is not a model of any real API's wire protocol; it models the
+// behaviour the controllers depend on (ownership, adoption, finalizer
+// cleanup, status) as the element-type docs describe it.
+package simulator
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/vcfsm/vcfsm/platform/store"
+	"github.com/vcfsm/vcfsm/platform/store/boltstore"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+)
+
+const (
+	bucketObjects = "objects"
+	bucketMeta    = "meta"
+	keySeeded     = "seeded"
+)
+
+var schema = store.Schema{Version: 1, Buckets: []string{bucketObjects, bucketMeta}}
+
+// RequestsAnnotation lets a document declare what it consumes on its
+// Supervisor ("cpu=2000m,memory=4Gi,storage=20Gi"); without it a
+// SupervisorService requests DefaultRequest. Simulator-specific.
+const RequestsAnnotation = "simulator.vcfsm.dev/requests"
+
+// DefaultRequest is what a SupervisorService consumes by default.
+var DefaultRequest = target.Quota{CPUMillicores: 500, MemoryBytes: 512 << 20, StorageBytes: 1 << 30}
+
+// DefaultAvailable is a Supervisor's capacity when the seed names none.
+var DefaultAvailable = target.Quota{CPUMillicores: 64000, MemoryBytes: 256 << 30, StorageBytes: 4 << 40}
+
+// DefaultSupportedAPIs are the kinds every simulated Supervisor accepts.
+var DefaultSupportedAPIs = []string{
+	"services.vcfa.broadcom.com/v2/SupervisorService",
+	"services.vcfa.broadcom.com/v2/SupervisorRegistry",
+	"services.vcfa.broadcom.com/v2/Overlay",
+	"services.vcfa.broadcom.com/v2/GlobalRole",
+	"services.vcfa.broadcom.com/v2/Role",
+	"services.vcfa.broadcom.com/v2/RightBundle",
+	"services.vcfa.broadcom.com/v2/VcfaServiceAccount",
+	"services.vcfa.broadcom.com/v2/VcServiceAccount",
+	"services.vcfa.broadcom.com/v2/ApiExtension",
+	"services.vcfa.broadcom.com/v2/ApiExtensionProxy",
+	"services.vcfa.broadcom.com/v2/RelyingParty",
+	"services.vcfa.broadcom.com/v2/UserInterfacePlugin",
+	"services.vcfa.broadcom.com/v2/RdeBundle",
+	"v1/Secret",
+}
+
+// Seed describes the simulated platform.
+type Seed struct {
+	VCFAVersion      string           `json:"vcfaVersion,omitempty"`
+	SupportedAPIs    []string         `json:"supportedApis,omitempty"`
+	DefaultAvailable *target.Quota    `json:"defaultAvailable,omitempty"`
+	Supervisors      []SeedSupervisor `json:"supervisors,omitempty"`
+	// Resources exist on the targets before any service: adoptable.
+	Resources []SeedResource `json:"resources,omitempty"`
+	Faults    []Fault        `json:"faults,omitempty"`
+}
+
+// SeedSupervisor overrides one Supervisor's facts.
+type SeedSupervisor struct {
+	Name          string        `json:"name"`
+	Unreachable   bool          `json:"unreachable,omitempty"`
+	Available     *target.Quota `json:"available,omitempty"`
+	SupportedAPIs []string      `json:"supportedApis,omitempty"`
+}
+
+// SeedResource is a pre-existing, unowned resource.
+type SeedResource struct {
+	target.Key
+	Namespace string         `json:"namespace,omitempty"`
+	Spec      map[string]any `json:"spec"`
+}
+
+// Fault effects.
+const (
+	EffectFail        = "fail"        // the operation returns target.ErrRejected
+	EffectSlow        = "slow"        // the resource stays Busy for Delay
+	EffectUnhealthy   = "unhealthy"   // the resource reports Unhealthy
+	EffectUnreachable = "unreachable" // the operation returns target.ErrUnreachable
+)
+
+// Fault makes matching operations misbehave. Empty or "*" fields match
+// anything; Identity may use a trailing "*".
+type Fault struct {
+	System   string `json:"system,omitempty"`
+	Scope    string `json:"scope,omitempty"`
+	Kind     string `json:"kind,omitempty"`
+	Identity string `json:"identity,omitempty"`
+	// Op is apply, delete, stage, transfer, get or * (any).
+	Op     string `json:"op,omitempty"`
+	Effect string `json:"effect"`
+	// Times the fault fires; 0 means every time.
+	Times int `json:"times,omitempty"`
+	// Delay of a slow create/update.
+	Delay   Duration `json:"delay,omitempty"`
+	Message string   `json:"message,omitempty"`
+}
+
+// Duration is a time.Duration that reads "2s" from YAML/JSON.
+type Duration time.Duration
+
+// UnmarshalJSON accepts "1.5s" or nanoseconds.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		v, err := time.ParseDuration(s)
+		if err != nil {
+			return fmt.Errorf("duration %q: %w", s, err)
+		}
+		*d = Duration(v)
+		return nil
+	}
+	var n int64
+	if err := json.Unmarshal(b, &n); err != nil {
+		return fmt.Errorf("duration: want \"1s\" or nanoseconds, got %s", b)
+	}
+	*d = Duration(n)
+	return nil
+}
+
+// MarshalJSON writes "1.5s".
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// LoadSeed reads a seed file (YAML or JSON).
+func LoadSeed(file string) (*Seed, error) {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("simulator seed: %w", err)
+	}
+	var s Seed
+	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
+		return nil, fmt.Errorf("simulator seed %s: %w", file, err)
+	}
+	return &s, s.validate()
+}
+
+func (s *Seed) validate() error {
+	for i, f := range s.Faults {
+		if err := f.validate(); err != nil {
+			return fmt.Errorf("faults[%d]: %w", i, err)
+		}
+	}
+	for i, r := range s.Resources {
+		if r.System == "" || r.Kind == "" || r.Identity == "" {
+			return fmt.Errorf("resources[%d]: system, kind and identity are required", i)
+		}
+	}
+	return nil
+}
+
+func (f Fault) validate() error {
+	switch f.Effect {
+	case EffectFail, EffectSlow, EffectUnhealthy, EffectUnreachable:
+	default:
+		return fmt.Errorf("effect %q: want fail, slow, unhealthy or unreachable", f.Effect)
+	}
+	switch f.Op {
+	case "", "*", "apply", "delete", "stage", "transfer", "get":
+	default:
+		return fmt.Errorf("op %q: want apply, delete, stage, transfer, get or *", f.Op)
+	}
+	return nil
+}
+
+// Config configures Open.
+type Config struct {
+	// Path of the bbolt file keeping target state.
+	Path string
+	Seed *Seed
+	Now  func() time.Time
+}
+
+// Simulator is the simulated Driver.
+type Simulator struct {
+	st  *boltstore.Store
+	now func() time.Time
+
+	mu          sync.Mutex
+	seed        Seed
+	faults      []*activeFault
+	supervisors map[string]SeedSupervisor
+}
+
+type activeFault struct {
+	Fault
+	fired int
+}
+
+var _ target.Driver = (*Simulator)(nil)
+
+// Open opens (or creates) the simulated targets.
+func Open(cfg Config) (*Simulator, error) {
+	seed := Seed{}
+	if cfg.Seed != nil {
+		if err := cfg.Seed.validate(); err != nil {
+			return nil, err
+		}
+		seed = *cfg.Seed
+	}
+	if seed.VCFAVersion == "" {
+		seed.VCFAVersion = "9.1.0"
+	}
+	if len(seed.SupportedAPIs) == 0 {
+		seed.SupportedAPIs = DefaultSupportedAPIs
+	}
+	if seed.DefaultAvailable == nil {
+		q := DefaultAvailable
+		seed.DefaultAvailable = &q
+	}
+	// Process crashes keep every write; only a power loss could lose the
+	// last ones, which a simulator can afford.
+	st, err := boltstore.OpenWithOptions(cfg.Path, schema, boltstore.Options{NoSync: true})
+	if err != nil {
+		return nil, fmt.Errorf("simulator: %w", err)
+	}
+	s := &Simulator{st: st, now: cfg.Now, seed: seed, supervisors: map[string]SeedSupervisor{}}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	for _, sup := range seed.Supervisors {
+		s.supervisors[sup.Name] = sup
+	}
+	for _, f := range seed.Faults {
+		s.faults = append(s.faults, &activeFault{Fault: f})
+	}
+	if err := s.loadResources(seed.Resources); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// loadResources inserts the seed's pre-existing resources once.
+func (s *Simulator) loadResources(res []SeedResource) error {
+	return s.st.Update(context.Background(), func(tx store.Tx) error {
+		if _, err := tx.Get(bucketMeta, keySeeded); err == nil {
+			return nil
+		}
+		for _, r := range res {
+			obj := target.Object{Key: r.Key, Namespace: r.Namespace, Spec: r.Spec, Status: target.StatusHealthy,
+				ExternalID: externalID(r.Key), Generation: 1, UpdatedAt: s.now().UTC()}
+			if err := putObject(tx, obj, store.AnyRevision); err != nil {
+				return err
+			}
+		}
+		_, err := tx.Put(bucketMeta, keySeeded, []byte("1"), store.AnyRevision)
+		return err
+	})
+}
+
+// Close releases the state file.
+func (s *Simulator) Close() error { return s.st.Close() }
+
+// InjectFault adds a fault at run time.
+func (s *Simulator) InjectFault(f Fault) error {
+	if err := f.validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, &activeFault{Fault: f})
+	return nil
+}
+
+// ClearFaults removes every fault.
+func (s *Simulator) ClearFaults() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = nil
+}
+
+// SetSupervisor overrides a Supervisor's facts (e.g. make it unreachable).
+func (s *Simulator) SetSupervisor(sup SeedSupervisor) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.supervisors[sup.Name] = sup
+}
+
+// SetVCFAVersion changes the reported VCF Automation version.
+func (s *Simulator) SetVCFAVersion(v string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seed.VCFAVersion = v
+}
+
+func matchField(pattern, v string) bool {
+	if pattern == "" || pattern == "*" {
+		return true
+	}
+	if p, ok := strings.CutSuffix(pattern, "*"); ok {
+		return strings.HasPrefix(v, p)
+	}
+	return pattern == v
+}
+
+// fault returns the first fault matching op on k and consumes one firing.
+func (s *Simulator) fault(op string, k target.Key) *Fault {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if k.System == target.SystemSupervisor {
+		if sup, ok := s.supervisors[k.Scope]; ok && sup.Unreachable {
+			return &Fault{Effect: EffectUnreachable, Message: "Supervisor " + k.Scope + " does not answer"}
+		}
+	}
+	for _, f := range s.faults {
+		if f.Times > 0 && f.fired >= f.Times {
+			continue
+		}
+		if !matchField(f.Op, op) || !matchField(f.System, k.System) || !matchField(f.Scope, k.Scope) ||
+			!matchField(f.Kind, k.Kind) || !matchField(f.Identity, k.Identity) {
+			continue
+		}
+		f.fired++
+		out := f.Fault
+		return &out
+	}
+	return nil
+}
+
+func faultError(f *Fault, op string, k target.Key) error {
+	msg := f.Message
+	if msg == "" {
+		msg = "injected fault"
+	}
+	switch f.Effect {
+	case EffectUnreachable:
+		return fmt.Errorf("%s %s: %s: %w", op, k, msg, target.ErrUnreachable)
+	case EffectFail:
+		return fmt.Errorf("%s %s: %s: %w", op, k, msg, target.ErrRejected)
+	}
+	return nil
+}
+
+func getObject(tx store.Tx, k target.Key) (target.Object, int64, error) {
+	rec, err := tx.Get(bucketObjects, k.String())
+	if errors.Is(err, store.ErrNotFound) {
+		return target.Object{}, 0, fmt.Errorf("%s: %w", k, target.ErrNotFound)
+	}
+	if err != nil {
+		return target.Object{}, 0, err
+	}
+	var obj target.Object
+	if err := json.Unmarshal(rec.Value, &obj); err != nil {
+		return target.Object{}, 0, fmt.Errorf("decode %s: %w", k, err)
+	}
+	return obj, rec.Revision, nil
+}
+
+func putObject(tx store.Tx, obj target.Object, expect int64) error {
+	raw, err := json.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", obj.Key, err)
+	}
+	_, err = tx.Put(bucketObjects, obj.Key.String(), raw, expect)
+	return err
+}
+
+func externalID(k target.Key) string {
+	sum := sha256.Sum256([]byte(k.String()))
+	return fmt.Sprintf("urn:sim:%s:%x", strings.ToLower(k.Kind), sum[:8])
+}
+
+// Apply implements target.Driver.
+func (s *Simulator) Apply(ctx context.Context, d target.Desired) (target.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return target.Object{}, err
+	}
+	f := s.fault("apply", d.Key)
+	if f != nil {
+		if err := faultError(f, "apply", d.Key); err != nil {
+			return target.Object{}, err
+		}
+	}
+	var out target.Object
+	err := s.st.Update(ctx, func(tx store.Tx) error {
+		now := s.now().UTC()
+		obj, rev, err := getObject(tx, d.Key)
+		switch {
+		case errors.Is(err, target.ErrNotFound):
+			obj = target.Object{Key: d.Key, ExternalID: externalID(d.Key), Generation: 1, Message: "Created"}
+			rev = store.MustNotExist
+		case err != nil:
+			return err
+		case obj.Owner.IsZero():
+			if err := immutable(obj, d); err != nil {
+				return fmt.Errorf("adopt %s: %w", d.Key, err)
+			}
+			obj.Adopted = true
+			obj.Message = "Adopted existing resource; ownership declared"
+			if !reflect.DeepEqual(obj.Spec, d.Spec) {
+				obj.Generation++
+				obj.Message = "Adopted existing resource; configuration drift reconciled"
+			}
+		case obj.Owner.ServiceID != d.Owner.ServiceID:
+			return fmt.Errorf("%s is owned by service %s: %w", d.Key, obj.Owner.ServiceID, target.ErrOwnedByOther)
+		default:
+			if err := immutable(obj, d); err != nil {
+				return fmt.Errorf("update %s: %w", d.Key, err)
+			}
+			if !reflect.DeepEqual(obj.Spec, d.Spec) {
+				obj.Generation++
+				obj.Message = "Updated"
+			}
+		}
+		obj.Namespace, obj.Spec, obj.Owner = d.Namespace, d.Spec, d.Owner
+		obj.Finalizers = slices.Clone(d.Finalizers)
+		obj.UpdatedAt = now
+		obj.Status = target.StatusHealthy
+		if f != nil {
+			switch f.Effect {
+			case EffectSlow:
+				obj.Status = target.StatusBusy
+				obj.Message = "Waiting for the target to finish"
+				obj.UpdatedAt = now.Add(time.Duration(f.Delay))
+			case EffectUnhealthy:
+				obj.Status = target.StatusUnhealthy
+				obj.Message = nonEmpty(f.Message, "the target reports the resource unhealthy")
+			}
+		}
+		obj.ReadyConditions = readyConditions(d)
+		out = obj
+		return putObject(tx, obj, rev)
+	})
+	if err != nil {
+		return target.Object{}, fmt.Errorf("apply %s: %w", d.Key, err)
+	}
+	return s.settle(out), nil
+}
+
+// immutable enforces the element-type docs' immutability rules: a
+// VcfaServiceAccount's spec never changes after creation, a RelyingParty's
+// isPublic neither. A resource that would need such a change cannot be
+// adopted or updated in place.
+func immutable(obj target.Object, d target.Desired) error {
+	spec := func(m map[string]any) map[string]any { s, _ := m["spec"].(map[string]any); return s }
+	switch d.Kind {
+	case "VcfaServiceAccount":
+		if !reflect.DeepEqual(spec(obj.Spec), spec(d.Spec)) {
+			return fmt.Errorf("VcfaServiceAccount spec is immutable and differs from the existing account; delete it or match its spec: %w", target.ErrIncompatible)
+		}
+	case "RelyingParty":
+		if a, b := spec(obj.Spec)["isPublic"], spec(d.Spec)["isPublic"]; a != nil && !reflect.DeepEqual(a, b) {
+			return fmt.Errorf("RelyingParty isPublic cannot change after creation (existing %v, wanted %v): %w", a, b, target.ErrIncompatible)
+		}
+	}
+	return nil
+}
+
+func nonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// settle turns a slow resource Healthy once its delay passed.
+func (s *Simulator) settle(obj target.Object) target.Object {
+	if obj.Status == target.StatusBusy && !s.now().Before(obj.UpdatedAt) {
+		obj.Status = target.StatusHealthy
+		obj.Message = "Ready"
+	}
+	return obj
+}
+
+// readyConditions simulates a SupervisorService's resolved ready conditions.
+func readyConditions(d target.Desired) map[string]string {
+	if d.Kind != "SupervisorService" {
+		return nil
+	}
+	spec, _ := d.Spec["spec"].(map[string]any)
+	conds, _ := spec["readyConditions"].([]any)
+	if len(conds) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	for _, c := range conds {
+		cm, _ := c.(map[string]any)
+		name, _ := cm["name"].(string)
+		if name == "" {
+			continue
+		}
+		sum := sha256.Sum256([]byte(d.Key.String() + "/" + name))
+		if strings.Contains(strings.ToLower(name), "ip") {
+			out[name] = fmt.Sprintf("10.%d.%d.%d", sum[0], sum[1], sum[2]|1)
+		} else {
+			out[name] = "simulated-" + name + "-" + fmt.Sprintf("%x", sum[:4])
+		}
+	}
+	return out
+}
+
+// Get implements target.Driver.
+func (s *Simulator) Get(ctx context.Context, k target.Key) (target.Object, error) {
+	if err := ctx.Err(); err != nil {
+		return target.Object{}, err
+	}
+	if f := s.fault("get", k); f != nil {
+		if err := faultError(f, "get", k); err != nil {
+			return target.Object{}, err
+		}
+	}
+	rec, err := s.st.Get(ctx, bucketObjects, k.String())
+	if errors.Is(err, store.ErrNotFound) {
+		return target.Object{}, fmt.Errorf("%s: %w", k, target.ErrNotFound)
+	}
+	if err != nil {
+		return target.Object{}, err
+	}
+	var obj target.Object
+	if err := json.Unmarshal(rec.Value, &obj); err != nil {
+		return target.Object{}, fmt.Errorf("decode %s: %w", k, err)
+	}
+	return s.settle(obj), nil
+}
+
+// Transfer implements target.Driver.
+func (s *Simulator) Transfer(ctx context.Context, k target.Key, owner target.Owner, finalizers []string) (target.Object, error) {
+	if f := s.fault("transfer", k); f != nil {
+		if err := faultError(f, "transfer", k); err != nil {
+			return target.Object{}, err
+		}
+	}
+	var out target.Object
+	err := s.st.Update(ctx, func(tx store.Tx) error {
+		obj, rev, err := getObject(tx, k)
+		if err != nil {
+			return err
+		}
+		if !obj.Owner.IsZero() && obj.Owner.ServiceID != owner.ServiceID {
+			return fmt.Errorf("%s is owned by service %s: %w", k, obj.Owner.ServiceID, target.ErrOwnedByOther)
+		}
+		obj.Owner, obj.Finalizers, obj.UpdatedAt = owner, slices.Clone(finalizers), s.now().UTC()
+		out = obj
+		return putObject(tx, obj, rev)
+	})
+	if err != nil {
+		return target.Object{}, fmt.Errorf("transfer %s: %w", k, err)
+	}
+	return s.settle(out), nil
+}
+
+// Delete implements target.Driver. Deleting an absent resource succeeds.
+func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
+	if f := s.fault("delete", k); f != nil {
+		if err := faultError(f, "delete", k); err != nil {
+			return err
+		}
+	}
+	if err := store.Delete(ctx, s.st, bucketObjects, k.String(), store.AnyRevision); err != nil {
+		return fmt.Errorf("delete %s: %w", k, err)
+	}
+	return nil
+}
+
+// Release implements target.Driver.
+func (s *Simulator) Release(ctx context.Context, k target.Key) error {
+	err := s.st.Update(ctx, func(tx store.Tx) error {
+		obj, rev, err := getObject(tx, k)
+		if errors.Is(err, target.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		obj.Owner, obj.Finalizers, obj.UpdatedAt = target.Owner{}, nil, s.now().UTC()
+		return putObject(tx, obj, rev)
+	})
+	if err != nil {
+		return fmt.Errorf("release %s: %w", k, err)
+	}
+	return nil
+}
+
+// Stage implements target.Driver.
+func (s *Simulator) Stage(ctx context.Context, d target.Desired) (target.Staged, error) {
+	if err := ctx.Err(); err != nil {
+		return target.Staged{}, err
+	}
+	if f := s.fault("stage", d.Key); f != nil && (f.Effect == EffectUnreachable || f.Effect == EffectFail) {
+		return target.Staged{Reachable: f.Effect != EffectUnreachable, Message: faultError(f, "stage", d.Key).Error()}, nil
+	}
+	req, err := requests(d)
+	if err != nil {
+		return target.Staged{}, err
+	}
+	return target.Staged{Reachable: true, Requested: req}, nil
+}
+
+func requests(d target.Desired) (target.Quota, error) {
+	if d.Kind != "SupervisorService" {
+		return target.Quota{}, nil
+	}
+	meta, _ := d.Spec["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	spec, _ := ann[RequestsAnnotation].(string)
+	if spec == "" {
+		return DefaultRequest, nil
+	}
+	return ParseQuota(spec)
+}
+
+// ParseQuota reads "cpu=2000m,memory=4Gi,storage=20Gi".
+func ParseQuota(spec string) (target.Quota, error) {
+	var q target.Quota
+	for _, item := range strings.Split(spec, ",") {
+		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
+		if !ok {
+			return q, fmt.Errorf("quota %q: want name=value", item)
+		}
+		switch k {
+		case "cpu":
+			n, err := parseCPU(v)
+			if err != nil {
+				return q, err
+			}
+			q.CPUMillicores = n
+		case "memory", "storage":
+			n, err := parseBytes(v)
+			if err != nil {
+				return q, err
+			}
+			if k == "memory" {
+				q.MemoryBytes = n
+			} else {
+				q.StorageBytes = n
+			}
+		default:
+			return q, fmt.Errorf("quota %q: unknown resource %q (cpu, memory, storage)", spec, k)
+		}
+	}
+	return q, nil
+}
+
+func parseCPU(v string) (int64, error) {
+	if m, ok := strings.CutSuffix(v, "m"); ok {
+		var n int64
+		_, err := fmt.Sscanf(m, "%d", &n)
+		return n, err
+	}
+	var n float64
+	if _, err := fmt.Sscanf(v, "%g", &n); err != nil {
+		return 0, fmt.Errorf("cpu %q: %w", v, err)
+	}
+	return int64(n * 1000), nil
+}
+
+func parseBytes(v string) (int64, error) {
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"Ti", 1 << 40}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}}
+	for _, u := range units {
+		if n, ok := strings.CutSuffix(v, u.suffix); ok {
+			var x int64
+			if _, err := fmt.Sscanf(n, "%d", &x); err != nil {
+				return 0, fmt.Errorf("size %q: %w", v, err)
+			}
+			return x * u.mult, nil
+		}
+	}
+	var x int64
+	if _, err := fmt.Sscanf(v, "%d", &x); err != nil {
+		return 0, fmt.Errorf("size %q: %w", v, err)
+	}
+	return x, nil
+}
+
+// Facts implements target.Driver. Supervisors are reported when the seed
+// names them or when they hold resources; the lifecycle service merges
+// these facts with its inventory.
+func (s *Simulator) Facts(ctx context.Context) (target.Facts, error) {
+	recs, err := s.st.List(ctx, bucketObjects, target.SystemSupervisor+"/")
+	if err != nil {
+		return target.Facts{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	names := map[string]bool{}
+	for n := range s.supervisors {
+		names[n] = true
+	}
+	used := map[string]target.Quota{}
+	for _, rec := range recs {
+		var obj target.Object
+		if err := json.Unmarshal(rec.Value, &obj); err != nil {
+			return target.Facts{}, err
+		}
+		names[obj.Scope] = true
+		req, _ := requests(target.Desired{Key: obj.Key, Spec: obj.Spec})
+		u := used[obj.Scope]
+		u.CPUMillicores += req.CPUMillicores
+		u.MemoryBytes += req.MemoryBytes
+		u.StorageBytes += req.StorageBytes
+		used[obj.Scope] = u
+	}
+	facts := target.Facts{VCFAVersion: s.seed.VCFAVersion}
+	for _, n := range slices.Sorted(maps.Keys(names)) {
+		facts.Supervisors = append(facts.Supervisors, s.supervisorFacts(n, used[n]))
+	}
+	return facts, nil
+}
+
+// SupervisorFacts reports one Supervisor, known or not.
+func (s *Simulator) SupervisorFacts(name string) target.SupervisorFacts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.supervisorFacts(name, target.Quota{})
+}
+
+func (s *Simulator) supervisorFacts(name string, used target.Quota) target.SupervisorFacts {
+	sup, ok := s.supervisors[name]
+	avail := *s.seed.DefaultAvailable
+	apis := s.seed.SupportedAPIs
+	if ok {
+		if sup.Available != nil {
+			avail = *sup.Available
+		}
+		if len(sup.SupportedAPIs) > 0 {
+			apis = sup.SupportedAPIs
+		}
+	}
+	avail.CPUMillicores -= used.CPUMillicores
+	avail.MemoryBytes -= used.MemoryBytes
+	avail.StorageBytes -= used.StorageBytes
+	return target.SupervisorFacts{Name: name, Reachable: !(ok && sup.Unreachable), Available: avail, SupportedAPIs: slices.Clone(apis)}
+}
+
+// Secrets implements target.Driver.
+func (s *Simulator) Secrets(ctx context.Context, supervisor, namespace string) (map[string]map[string][]byte, error) {
+	k := target.Key{System: target.SystemSupervisor, Scope: supervisor, Kind: "Secret"}
+	if f := s.fault("get", k); f != nil && f.Effect == EffectUnreachable {
+		return nil, faultError(f, "get secrets", k)
+	}
+	recs, err := s.st.List(ctx, bucketObjects, path.Join(target.SystemSupervisor, supervisor, "Secret")+"/")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]map[string][]byte{}
+	for _, rec := range recs {
+		var obj target.Object
+		if err := json.Unmarshal(rec.Value, &obj); err != nil {
+			return nil, err
+		}
+		// Secret identities are "<namespace>/<name>" (SecretIdentity).
+		name, ok := strings.CutPrefix(obj.Identity, namespace+"/")
+		if !ok {
+			continue
+		}
+		out[name] = secretData(obj.Spec)
+	}
+	return out, nil
+}
+
+func secretData(doc map[string]any) map[string][]byte {
+	out := map[string][]byte{}
+	if data, ok := doc["data"].(map[string]any); ok {
+		for k, v := range data {
+			if s, ok := v.(string); ok {
+				if b, err := base64.StdEncoding.DecodeString(s); err == nil {
+					out[k] = b
+				}
+			}
+		}
+	}
+	if data, ok := doc["stringData"].(map[string]any); ok {
+		for k, v := range data {
+			if s, ok := v.(string); ok {
+				out[k] = []byte(s)
+			}
+		}
+	}
+	return out
+}
+
+// List implements target.Driver.
+func (s *Simulator) List(ctx context.Context, serviceID string) ([]target.Object, error) {
+	recs, err := s.st.List(ctx, bucketObjects, "")
+	if err != nil {
+		return nil, err
+	}
+	var out []target.Object
+	for _, rec := range recs {
+		var obj target.Object
+		if err := json.Unmarshal(rec.Value, &obj); err != nil {
+			return nil, err
+		}
+		if serviceID == "" || obj.Owner.ServiceID == serviceID {
+			out = append(out, s.settle(obj))
+		}
+	}
+	return out, nil
+}

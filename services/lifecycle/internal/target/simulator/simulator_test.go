@@ -1,0 +1,168 @@
+package simulator
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target/targettest"
+)
+
+func TestContract(t *testing.T) {
+	var mu sync.Mutex
+	paths := map[*testing.T]string{}
+	targettest.Run(t, func(t *testing.T, pre []target.Object) target.Driver {
+		mu.Lock()
+		p, reopen := paths[t]
+		if !reopen {
+			p = filepath.Join(t.TempDir(), "sim.db")
+			paths[t] = p
+		}
+		mu.Unlock()
+		seed := &Seed{}
+		for _, o := range pre {
+			seed.Resources = append(seed.Resources, SeedResource{Key: o.Key, Namespace: o.Namespace, Spec: o.Spec})
+		}
+		s, err := Open(Config{Path: p, Seed: seed})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
+func open(t *testing.T, seed *Seed, now func() time.Time) *Simulator {
+	t.Helper()
+	s, err := Open(Config{Path: filepath.Join(t.TempDir(), "sim.db"), Seed: seed, Now: now})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+var svcKey = target.Key{System: target.SystemSupervisor, Scope: "sv1", Kind: "SupervisorService", Identity: "arcturus.example.com"}
+
+func TestFaults(t *testing.T) {
+	ctx := context.Background()
+	owner := target.Owner{ServiceID: "s", Version: "1"}
+	t.Run("fail once", func(t *testing.T) {
+		s := open(t, nil, nil)
+		require.NoError(t, s.InjectFault(Fault{Kind: "SupervisorService", Op: "apply", Effect: EffectFail, Times: 1}))
+		_, err := s.Apply(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: owner})
+		require.ErrorIs(t, err, target.ErrRejected)
+		_, err = s.Apply(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: owner})
+		require.NoError(t, err, "a fault with Times=1 fires once")
+	})
+	t.Run("slow then healthy", func(t *testing.T) {
+		now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		var mu sync.Mutex
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		s := open(t, nil, clock)
+		require.NoError(t, s.InjectFault(Fault{Op: "apply", Effect: EffectSlow, Delay: Duration(5 * time.Second)}))
+		obj, err := s.Apply(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: owner})
+		require.NoError(t, err)
+		require.Equal(t, target.StatusBusy, obj.Status)
+		mu.Lock()
+		now = now.Add(6 * time.Second)
+		mu.Unlock()
+		got, err := s.Get(ctx, svcKey)
+		require.NoError(t, err)
+		require.Equal(t, target.StatusHealthy, got.Status)
+	})
+	t.Run("unhealthy", func(t *testing.T) {
+		s := open(t, nil, nil)
+		require.NoError(t, s.InjectFault(Fault{Effect: EffectUnhealthy, Message: "pod crash-looping"}))
+		obj, err := s.Apply(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: owner})
+		require.NoError(t, err)
+		require.Equal(t, target.StatusUnhealthy, obj.Status)
+		require.Equal(t, "pod crash-looping", obj.Message)
+	})
+	t.Run("unreachable supervisor", func(t *testing.T) {
+		s := open(t, &Seed{Supervisors: []SeedSupervisor{{Name: "sv1", Unreachable: true}}}, nil)
+		_, err := s.Apply(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: owner})
+		require.ErrorIs(t, err, target.ErrUnreachable)
+		require.ErrorIs(t, s.Delete(ctx, svcKey), target.ErrUnreachable)
+		st, err := s.Stage(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}})
+		require.NoError(t, err)
+		require.False(t, st.Reachable)
+		facts, err := s.Facts(ctx)
+		require.NoError(t, err)
+		require.False(t, facts.Supervisors[0].Reachable)
+	})
+	t.Run("bad fault", func(t *testing.T) {
+		s := open(t, nil, nil)
+		require.Error(t, s.InjectFault(Fault{Effect: "explode"}))
+		require.Error(t, s.InjectFault(Fault{Effect: EffectFail, Op: "create"}))
+	})
+}
+
+func TestQuotaAndReadyConditions(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, &Seed{Supervisors: []SeedSupervisor{{Name: "sv1", Available: &target.Quota{CPUMillicores: 4000, MemoryBytes: 8 << 30, StorageBytes: 100 << 30}}}}, nil)
+	doc := map[string]any{
+		"metadata": map[string]any{"annotations": map[string]any{RequestsAnnotation: "cpu=1500m,memory=2Gi,storage=10Gi"}},
+		"spec":     map[string]any{"readyConditions": []any{map[string]any{"name": "externalIp"}, map[string]any{"name": "certificates"}}},
+	}
+	st, err := s.Stage(ctx, target.Desired{Key: svcKey, Spec: doc})
+	require.NoError(t, err)
+	require.Equal(t, target.Quota{CPUMillicores: 1500, MemoryBytes: 2 << 30, StorageBytes: 10 << 30}, st.Requested)
+	obj, err := s.Apply(ctx, target.Desired{Key: svcKey, Spec: doc, Owner: target.Owner{ServiceID: "s"}})
+	require.NoError(t, err)
+	require.Regexp(t, `^10\.\d+\.\d+\.\d+$`, obj.ReadyConditions["externalIp"])
+	require.NotEmpty(t, obj.ReadyConditions["certificates"])
+	facts, err := s.Facts(ctx)
+	require.NoError(t, err)
+	require.Equal(t, int64(2500), facts.Supervisors[0].Available.CPUMillicores, "installed services consume capacity")
+}
+
+func TestParseQuota(t *testing.T) {
+	for spec, want := range map[string]target.Quota{
+		"cpu=2":                        {CPUMillicores: 2000},
+		"cpu=250m,memory=512Mi":        {CPUMillicores: 250, MemoryBytes: 512 << 20},
+		"storage=1Ti":                  {StorageBytes: 1 << 40},
+		"memory=1024":                  {MemoryBytes: 1024},
+		"cpu=1,memory=1Gi,storage=1Gi": {CPUMillicores: 1000, MemoryBytes: 1 << 30, StorageBytes: 1 << 30},
+	} {
+		got, err := ParseQuota(spec)
+		require.NoError(t, err, spec)
+		require.Equal(t, want, got, spec)
+	}
+	for _, bad := range []string{"gpu=1", "cpu", "memory=lots"} {
+		_, err := ParseQuota(bad)
+		require.Error(t, err, bad)
+	}
+}
+
+func TestLoadSeed(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "seed.yaml")
+	require.NoError(t, writeFile(p, `
+vcfaVersion: "9.2.0"
+supervisors:
+  - name: sv1
+    available: {cpuMillicores: 1000, memoryBytes: 1073741824, storageBytes: 1073741824}
+resources:
+  - system: vcfa
+    kind: GlobalRole
+    identity: Existing Role
+    spec: {spec: {name: Existing Role}}
+faults:
+  - kind: UserInterfacePlugin
+    op: apply
+    effect: slow
+    delay: 2s
+`))
+	seed, err := LoadSeed(p)
+	require.NoError(t, err)
+	require.Equal(t, "9.2.0", seed.VCFAVersion)
+	require.Equal(t, Duration(2*time.Second), seed.Faults[0].Delay)
+	require.NoError(t, writeFile(p, "faults: [{effect: boom}]"))
+	_, err = LoadSeed(p)
+	require.ErrorContains(t, err, "effect")
+	require.NoError(t, writeFile(p, "unknownField: 1"))
+	_, err = LoadSeed(p)
+	require.Error(t, err, "unknown fields are refused")
+}
