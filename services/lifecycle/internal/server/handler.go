@@ -165,10 +165,10 @@ func (h *Handler) UpdateService(ctx context.Context, req *lifecyclev1.UpdateServ
 		ValueFields:    []string{"platformOverlay", "vendorOverlay", "userOverwrite"},
 		LifecycleState: &state,
 		Labels:         &labels, Locations: &locations, Tenants: &tenants,
-		Accepted:     acceptedOf(body.GetAccepted()),
-		AutoUpgrade:  &auto, AutoRollback: &autoRB,
-		Revision:     body.Revision,
-		RequestedBy:  auth.Principal(ctx),
+		Accepted:    acceptedOf(body.GetAccepted()),
+		AutoUpgrade: &auto, AutoRollback: &autoRB,
+		Revision:    body.Revision,
+		RequestedBy: auth.Principal(ctx),
 	}
 	if vals.GetEffective() != "" {
 		c.ValueFields = append(c.ValueFields, "effective")
