@@ -62,13 +62,20 @@ func fieldOf(s *Service, sel string) (string, bool) {
 	case "builtIn":
 		return strconv.FormatBool(s.BuiltIn), true
 	}
-	for prefix, m := range map[string]map[string]string{"labels.": s.Labels, "locations.": s.Locations, "tenants.": s.Tenants} {
-		if k, ok := strings.CutPrefix(sel, prefix); ok {
-			v, ok := m[k]
-			return v, ok
-		}
+	var m map[string]string
+	var k string
+	switch {
+	case strings.HasPrefix(sel, "labels."):
+		m, k = s.Labels, sel[len("labels."):]
+	case strings.HasPrefix(sel, "locations."):
+		m, k = s.Locations, sel[len("locations."):]
+	case strings.HasPrefix(sel, "tenants."):
+		m, k = s.Tenants, sel[len("tenants."):]
+	default:
+		return "", false
 	}
-	return "", false
+	v, ok := m[k]
+	return v, ok
 }
 
 func knownField(sel string) bool {
@@ -140,34 +147,51 @@ func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
 
 	all := m.repo.Services(ctx)
 	matched := make([]*Service, 0, len(all))
+	var cur *Service
+	get := func(sel string) (string, bool) { return fieldOf(cur, sel) }
 	for _, s := range all {
 		if s.LifecycleState == StateDecommissioned && s.ActiveOperation == "" {
 			continue
 		}
-		if filter != nil && !filter.Eval(func(sel string) (string, bool) { return fieldOf(s, sel) }) {
+		cur = s
+		if filter != nil && !filter.Eval(get) {
 			continue
 		}
 		matched = append(matched, s)
 	}
+	// Default order: oldest first, so pages are stable as services are
+	// added; ties in a sort field fall back to it too.
+	older := func(a, b *Service) bool {
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		return a.ID < b.ID
+	}
 	if sortField != "" {
-		sort.SliceStable(matched, func(i, j int) bool {
-			a, _ := fieldOf(matched[i], sortField)
-			b, _ := fieldOf(matched[j], sortField)
-			c := compareField(sortField, a, b)
+		type keyed struct {
+			s *Service
+			k string
+		}
+		ks := make([]keyed, len(matched))
+		for i, s := range matched {
+			ks[i].s = s
+			ks[i].k, _ = fieldOf(s, sortField)
+		}
+		sort.Slice(ks, func(i, j int) bool {
+			c := compareField(sortField, ks[i].k, ks[j].k)
 			if desc {
-				return c > 0
+				c = -c
 			}
-			return c < 0
+			if c != 0 {
+				return c < 0
+			}
+			return older(ks[i].s, ks[j].s)
 		})
+		for i := range ks {
+			matched[i] = ks[i].s
+		}
 	} else {
-		// Default order: oldest first, so pages are stable as services
-		// are added.
-		sort.SliceStable(matched, func(i, j int) bool {
-			if !matched[i].CreatedAt.Equal(matched[j].CreatedAt) {
-				return matched[i].CreatedAt.Before(matched[j].CreatedAt)
-			}
-			return matched[i].ID < matched[j].ID
-		})
+		sort.Slice(matched, func(i, j int) bool { return older(matched[i], matched[j]) })
 	}
 	res := &ListResult{Total: len(matched), Page: page, PageSize: size}
 	if size > 0 {

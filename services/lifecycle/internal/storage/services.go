@@ -28,6 +28,8 @@ type Repo struct {
 
 	mu       sync.RWMutex
 	services map[string]*lifecycle.Service
+	// snapshot is the services as a slice, rebuilt after writes.
+	snapshot []*lifecycle.Service
 }
 
 var _ lifecycle.Repository = (*Repo)(nil)
@@ -57,6 +59,7 @@ func (r *Repo) Refresh(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.services = m
+	r.snapshot = nil
 	r.mu.Unlock()
 	return nil
 }
@@ -72,17 +75,24 @@ func (r *Repo) Service(_ context.Context, id string) (*lifecycle.Service, error)
 	return svc.Clone(), nil
 }
 
-// Services returns every service, sorted by id. The values are shared
-// snapshots: callers must not modify them.
+// Services returns every service, in no particular order. The slice and
+// its values are shared snapshots: callers must not modify them.
 func (r *Repo) Services(context.Context) []*lifecycle.Service {
 	r.mu.RLock()
-	out := make([]*lifecycle.Service, 0, len(r.services))
-	for _, s := range r.services {
-		out = append(out, s)
-	}
+	snap := r.snapshot
 	r.mu.RUnlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return out
+	if snap != nil {
+		return snap
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.snapshot == nil {
+		r.snapshot = make([]*lifecycle.Service, 0, len(r.services))
+		for _, s := range r.services {
+			r.snapshot = append(r.snapshot, s)
+		}
+	}
+	return r.snapshot
 }
 
 // Update runs fn in one store transaction and refreshes the cache with the
@@ -97,6 +107,7 @@ func (r *Repo) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
 		return translate(err)
 	}
 	r.mu.Lock()
+	r.snapshot = nil
 	for id, svc := range t.written {
 		if svc == nil {
 			delete(r.services, id)

@@ -1,0 +1,131 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+)
+
+func TestCompareVersions(t *testing.T) {
+	cases := []struct {
+		a, b string
+		want int
+	}{
+		{"1.0.0", "1.0.0", 0},
+		{"1.0.0", "1.5.0", -1},
+		{"2.0.0", "1.10.0", 1},
+		{"1.10.0", "1.9.0", 1},
+		{"9.1.0.0", "9.0.1234", 1},
+		{"9.0.0.0", "9.0.0", 0},
+		{"1.0.0-rc.1", "1.0.0", -1},
+		{"v1.30.2+vmware.1", "1.30.1", 1},
+		{"1.2.3+galaxy.1", "1.2.3", 0},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, compareVersions(c.a, c.b), "%s vs %s", c.a, c.b)
+		require.Equal(t, -c.want, compareVersions(c.b, c.a), "%s vs %s", c.b, c.a)
+	}
+}
+
+func TestNamespace(t *testing.T) {
+	require.Equal(t, "svc-myservice-broadcom-com", Namespace("myservice.broadcom.com"))
+	require.Equal(t, "svc-arcturus-galaxy-com", Namespace("Arcturus.Galaxy.com"))
+}
+
+func doc(kind, name, supervisor, yaml string) *commonv1.Resource {
+	return &commonv1.Resource{ApiVersion: "services.vcfa.broadcom.com/v2", Kind: kind, Name: name, Supervisor: supervisor, Yaml: []byte(yaml)}
+}
+
+func TestResourcesFrom(t *testing.T) {
+	svc := &Service{ID: "svc-1", Namespace: "svc-arcturus"}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	docs := []*commonv1.Resource{
+		doc("SupervisorService", "arcturus-install", "sv1", "kind: SupervisorService\nspec:\n  supervisor: sv1\n  package:\n    spec:\n      refName: arcturus.example.com\n"),
+		doc("SupervisorService", "arcturus-install", "sv2", "kind: SupervisorService\nspec:\n  supervisor: sv2\n  package:\n    spec:\n      refName: arcturus.example.com\n"),
+		doc("GlobalRole", "arcturus-admin", "", "kind: GlobalRole\nspec:\n  name: Arcturus Administrator\n"),
+		doc("VcServiceAccount", "vc-sa", "", "kind: VcServiceAccount\nspec:\n  username: svc-arcturus\n  vcenter: vc1.example.com\n"),
+		{ApiVersion: "v1", Kind: "Secret", Name: "hook-ca", Yaml: []byte("kind: Secret\nmetadata:\n  name: hook-ca\nstringData:\n  ca.crt: PEM\n")},
+	}
+	res, err := resourcesFrom(svc, "1.0.0", docs, now)
+	require.NoError(t, err)
+	byID := map[string]*Resource{}
+	for _, r := range res {
+		byID[r.ID] = r
+		require.Equal(t, "1.0.0", r.OwnerVersion)
+		require.NotEmpty(t, r.Hash)
+	}
+	require.Len(t, res, 6, "the Secret goes to both Supervisors the service targets")
+	require.Equal(t, target.Key{System: target.SystemSupervisor, Scope: "sv1", Kind: "SupervisorService", Identity: "arcturus.example.com"}, byID["SupervisorService/sv1/arcturus-install"].Target)
+	require.Equal(t, "svc-arcturus", byID["SupervisorService/sv2/arcturus-install"].Namespace)
+	require.Equal(t, target.Key{System: target.SystemVCFA, Kind: "GlobalRole", Identity: "Arcturus Administrator"}, byID["GlobalRole//arcturus-admin"].Target)
+	require.Equal(t, target.Key{System: target.SystemVCenter, Scope: "vc1.example.com", Kind: "VcServiceAccount", Identity: "svc-arcturus"}, byID["VcServiceAccount//vc-sa"].Target)
+	require.Equal(t, target.SecretIdentity("svc-arcturus", "hook-ca"), byID["Secret/sv2/hook-ca"].Target.Identity)
+
+	_, err = resourcesFrom(svc, "1.0.0", []*commonv1.Resource{docs[2], docs[2]}, now)
+	require.ErrorIs(t, err, ErrInvalidArgument, "duplicates are refused")
+	_, err = resourcesFrom(svc, "1.0.0", []*commonv1.Resource{doc("SupervisorService", "x", "", "kind: SupervisorService\n")}, now)
+	require.ErrorIs(t, err, ErrInvalidArgument, "a Supervisor kind needs its Supervisor")
+}
+
+func TestAcceptance(t *testing.T) {
+	want := map[string]any{"VCF Automation": map[string]any{"GlobalRole": []any{"Arcturus Administrator"}}}
+	require.NoError(t, acceptanceComplete(Accepted{EULA: true, Signatures: true, AccessGrants: map[string]any{
+		"VCF Automation": map[string]any{"GlobalRole": []any{"Arcturus Administrator"}}}}, want))
+	err := acceptanceComplete(Accepted{EULA: false, Signatures: true, AccessGrants: want}, want)
+	require.ErrorIs(t, err, ErrFailedPrecondition)
+	require.Contains(t, err.Error(), "accepted.eula")
+	err = acceptanceComplete(Accepted{EULA: true, Signatures: true, AccessGrants: map[string]any{
+		"VCF Automation": map[string]any{"GlobalRole": []any{"Other"}}}}, want)
+	require.ErrorContains(t, err, "render-access-grants")
+	require.ErrorContains(t, err, "Arcturus Administrator", "the message shows what is expected")
+	// No grants needed: an empty object must be accepted as equal.
+	require.NoError(t, acceptanceComplete(Accepted{EULA: true, Signatures: true}, map[string]any{}))
+}
+
+func TestPlanResources(t *testing.T) {
+	have := []*Resource{
+		{ID: "GlobalRole//a", Kind: "GlobalRole", Name: "a", Hash: "1"},
+		{ID: "GlobalRole//b", Kind: "GlobalRole", Name: "b", Hash: "1"},
+		{ID: "Role//gone", Kind: "Role", Name: "gone", Hash: "1"},
+	}
+	want := []*Resource{
+		{ID: "GlobalRole//a", Kind: "GlobalRole", Name: "a", Hash: "1"},
+		{ID: "GlobalRole//b", Kind: "GlobalRole", Name: "b", Hash: "2"},
+		{ID: "RightBundle//new", Kind: "RightBundle", Name: "new", Hash: "1"},
+	}
+	got := planResources(have, want)
+	require.Equal(t, []PlanEntry{
+		{Type: "GlobalRole", Name: "a", Action: ActionUnchanged},
+		{Type: "GlobalRole", Name: "b", Action: ActionReconfigured},
+		{Type: "RightBundle", Name: "new", Action: ActionCreated},
+		{Type: "Role", Name: "gone", Action: ActionDecommissioned},
+	}, got)
+}
+
+func TestOverlaySelectors(t *testing.T) {
+	require.Equal(t, []string{"data", "tls.crt"}, splitPath(`data.tls\.crt`))
+	require.Equal(t, []string{"status", "readyConditions", "externalIp"}, splitPath("status.readyConditions.externalIp"))
+	res := []*Resource{
+		{Kind: "SupervisorService", Doc: map[string]any{"metadata": map[string]any{"labels": map[string]any{
+			"services.vcfa.broadcom.com/context": "install", "services.vcfa.broadcom.com/link-region": "us-west-1"}}},
+			ReadyConditions: map[string]string{"externalIp": "10.0.1.100"}},
+		{Kind: "Secret", Doc: map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "arcturus"}},
+			"data": map[string]any{"tls.crt": "Q0VSVA=="}}},
+	}
+	v, ok := resolveSelector(map[string]any{"kind": "SupervisorService", "labels": map[string]any{
+		"services.vcfa.broadcom.com/context": "install", "services.vcfa.broadcom.com/link-region": "us-west-1"},
+		"path": "status.readyConditions.externalIp"}, res)
+	require.True(t, ok)
+	require.Equal(t, "10.0.1.100", v)
+	v, ok = resolveSelector(map[string]any{"kind": "Secret", "labels": map[string]any{"app": "arcturus"}, "path": `data.tls\.crt`}, res)
+	require.True(t, ok)
+	require.Equal(t, "CERT", v)
+	_, ok = resolveSelector(map[string]any{"kind": "SupervisorService", "labels": map[string]any{"services.vcfa.broadcom.com/link-region": "eu"},
+		"path": "status.readyConditions.externalIp"}, res)
+	require.False(t, ok, "labels must match")
+}
+
