@@ -8,15 +8,31 @@ replace (
 )
 
 require (
+	carvel.dev/imgpkg v0.46.1
+	github.com/blang/semver/v4 v4.0.0
+	github.com/google/go-containerregistry v0.22.1
+	github.com/hashicorp/go-version v1.9.0
+	github.com/stretchr/testify v1.12.1
 	github.com/vcfsm/vcfsm/gen v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/platform v0.0.0-00010101000000-000000000000
+	go.yaml.in/yaml/v3 v3.0.5
+	golang.org/x/net v0.61.0
+	golang.org/x/sync v0.25.0
+	google.golang.org/grpc v1.85.0
+	google.golang.org/protobuf v1.36.12
+	sigs.k8s.io/yaml v1.6.0
 )
 
 require (
-	golang.org/x/net v0.61.0 // indirect
+	github.com/docker/cli v29.7.2+incompatible // indirect
+	github.com/docker/docker-credential-helpers v0.9.3 // indirect
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/sirupsen/logrus v1.9.4 // indirect
+	go.yaml.in/yaml/v2 v2.4.3 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
-	google.golang.org/grpc v1.85.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
+	gotest.tools/v3 v3.5.2 // indirect
 )

@@ -555,9 +555,12 @@ func (x *BundleFacts) GetPluginManifests() map[string][]byte {
 
 // PlatformFacts are the platform version configuration.
 type PlatformFacts struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	VcfaVersion   string                 `protobuf:"bytes,1,opt,name=vcfa_version,json=vcfaVersion,proto3" json:"vcfa_version,omitempty"`
-	Supervisors   []*SupervisorFacts     `protobuf:"bytes,2,rep,name=supervisors,proto3" json:"supervisors,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	VcfaVersion string                 `protobuf:"bytes,1,opt,name=vcfa_version,json=vcfaVersion,proto3" json:"vcfa_version,omitempty"`
+	Supervisors []*SupervisorFacts     `protobuf:"bytes,2,rep,name=supervisors,proto3" json:"supervisors,omitempty"`
+	// Targets that are not Supervisors (VCF Automation, vCenters), looked up
+	// by StagedResource.target for resources without spec.supervisor.
+	Targets       []*TargetFacts `protobuf:"bytes,3,rep,name=targets,proto3" json:"targets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -606,6 +609,70 @@ func (x *PlatformFacts) GetSupervisors() []*SupervisorFacts {
 	return nil
 }
 
+func (x *PlatformFacts) GetTargets() []*TargetFacts {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+// TargetFacts describe one non-Supervisor target as staged.
+type TargetFacts struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The name StagedResource.target carries, e.g. "vcfa" or a vCenter name.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// What the target serves: "apiVersion/Kind" entries (for example
+	// "services.vcfa.broadcom.com/v2/GlobalRole") or a bare "apiVersion" for
+	// every kind of that API version.
+	SupportedApiVersions []string `protobuf:"bytes,2,rep,name=supported_api_versions,json=supportedApiVersions,proto3" json:"supported_api_versions,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
+}
+
+func (x *TargetFacts) Reset() {
+	*x = TargetFacts{}
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TargetFacts) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TargetFacts) ProtoMessage() {}
+
+func (x *TargetFacts) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TargetFacts.ProtoReflect.Descriptor instead.
+func (*TargetFacts) Descriptor() ([]byte, []int) {
+	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *TargetFacts) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TargetFacts) GetSupportedApiVersions() []string {
+	if x != nil {
+		return x.SupportedApiVersions
+	}
+	return nil
+}
+
 // SupervisorFacts describe one Supervisor as staged.
 type SupervisorFacts struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
@@ -621,7 +688,7 @@ type SupervisorFacts struct {
 
 func (x *SupervisorFacts) Reset() {
 	*x = SupervisorFacts{}
-	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[9]
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -633,7 +700,7 @@ func (x *SupervisorFacts) String() string {
 func (*SupervisorFacts) ProtoMessage() {}
 
 func (x *SupervisorFacts) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[9]
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -646,7 +713,7 @@ func (x *SupervisorFacts) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SupervisorFacts.ProtoReflect.Descriptor instead.
 func (*SupervisorFacts) Descriptor() ([]byte, []int) {
-	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{9}
+	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *SupervisorFacts) GetName() string {
@@ -696,7 +763,7 @@ type ResourceQuota struct {
 
 func (x *ResourceQuota) Reset() {
 	*x = ResourceQuota{}
-	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[10]
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +775,7 @@ func (x *ResourceQuota) String() string {
 func (*ResourceQuota) ProtoMessage() {}
 
 func (x *ResourceQuota) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[10]
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +788,7 @@ func (x *ResourceQuota) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceQuota.ProtoReflect.Descriptor instead.
 func (*ResourceQuota) Descriptor() ([]byte, []int) {
-	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{10}
+	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ResourceQuota) GetCpuMillicores() int64 {
@@ -760,7 +827,7 @@ type StagedResource struct {
 
 func (x *StagedResource) Reset() {
 	*x = StagedResource{}
-	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[11]
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -772,7 +839,7 @@ func (x *StagedResource) String() string {
 func (*StagedResource) ProtoMessage() {}
 
 func (x *StagedResource) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[11]
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -785,7 +852,7 @@ func (x *StagedResource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StagedResource.ProtoReflect.Descriptor instead.
 func (*StagedResource) Descriptor() ([]byte, []int) {
-	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{11}
+	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StagedResource) GetIndex() int32 {
@@ -833,7 +900,7 @@ type RunDynamicPrechecksResponse struct {
 
 func (x *RunDynamicPrechecksResponse) Reset() {
 	*x = RunDynamicPrechecksResponse{}
-	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[12]
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -845,7 +912,7 @@ func (x *RunDynamicPrechecksResponse) String() string {
 func (*RunDynamicPrechecksResponse) ProtoMessage() {}
 
 func (x *RunDynamicPrechecksResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[12]
+	mi := &file_vcfservices_precheck_v1_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -858,7 +925,7 @@ func (x *RunDynamicPrechecksResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunDynamicPrechecksResponse.ProtoReflect.Descriptor instead.
 func (*RunDynamicPrechecksResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{12}
+	return file_vcfservices_precheck_v1_messages_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *RunDynamicPrechecksResponse) GetReport() *v1.PreCheckReport {
@@ -925,10 +992,14 @@ const file_vcfservices_precheck_v1_messages_proto_rawDesc = "" +
 	"\x10plugin_manifests\x18\x04 \x03(\v29.vcfservices.precheck.v1.BundleFacts.PluginManifestsEntryR\x0fpluginManifests\x1aB\n" +
 	"\x14PluginManifestsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"~\n" +
+	"\x05value\x18\x02 \x01(\fR\x05value:\x028\x01\"\xbe\x01\n" +
 	"\rPlatformFacts\x12!\n" +
 	"\fvcfa_version\x18\x01 \x01(\tR\vvcfaVersion\x12J\n" +
-	"\vsupervisors\x18\x02 \x03(\v2(.vcfservices.precheck.v1.SupervisorFactsR\vsupervisors\"\xea\x01\n" +
+	"\vsupervisors\x18\x02 \x03(\v2(.vcfservices.precheck.v1.SupervisorFactsR\vsupervisors\x12>\n" +
+	"\atargets\x18\x03 \x03(\v2$.vcfservices.precheck.v1.TargetFactsR\atargets\"W\n" +
+	"\vTargetFacts\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
+	"\x16supported_api_versions\x18\x02 \x03(\tR\x14supportedApiVersions\"\xea\x01\n" +
 	"\x0fSupervisorFacts\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12-\n" +
@@ -960,7 +1031,7 @@ func file_vcfservices_precheck_v1_messages_proto_rawDescGZIP() []byte {
 	return file_vcfservices_precheck_v1_messages_proto_rawDescData
 }
 
-var file_vcfservices_precheck_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_vcfservices_precheck_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_vcfservices_precheck_v1_messages_proto_goTypes = []any{
 	(*DispatchHookRequest)(nil),         // 0: vcfservices.precheck.v1.DispatchHookRequest
 	(*SecretData)(nil),                  // 1: vcfservices.precheck.v1.SecretData
@@ -971,39 +1042,41 @@ var file_vcfservices_precheck_v1_messages_proto_goTypes = []any{
 	(*RunDynamicPrechecksRequest)(nil),  // 6: vcfservices.precheck.v1.RunDynamicPrechecksRequest
 	(*BundleFacts)(nil),                 // 7: vcfservices.precheck.v1.BundleFacts
 	(*PlatformFacts)(nil),               // 8: vcfservices.precheck.v1.PlatformFacts
-	(*SupervisorFacts)(nil),             // 9: vcfservices.precheck.v1.SupervisorFacts
-	(*ResourceQuota)(nil),               // 10: vcfservices.precheck.v1.ResourceQuota
-	(*StagedResource)(nil),              // 11: vcfservices.precheck.v1.StagedResource
-	(*RunDynamicPrechecksResponse)(nil), // 12: vcfservices.precheck.v1.RunDynamicPrechecksResponse
-	nil,                                 // 13: vcfservices.precheck.v1.DispatchHookRequest.SecretsEntry
-	nil,                                 // 14: vcfservices.precheck.v1.SecretData.DataEntry
-	nil,                                 // 15: vcfservices.precheck.v1.BundleFacts.PluginManifestsEntry
-	(*v1.CheckResult)(nil),              // 16: vcfservices.common.v1.CheckResult
-	(*v1.Resource)(nil),                 // 17: vcfservices.common.v1.Resource
-	(*v1.PreCheckReport)(nil),           // 18: vcfservices.common.v1.PreCheckReport
+	(*TargetFacts)(nil),                 // 9: vcfservices.precheck.v1.TargetFacts
+	(*SupervisorFacts)(nil),             // 10: vcfservices.precheck.v1.SupervisorFacts
+	(*ResourceQuota)(nil),               // 11: vcfservices.precheck.v1.ResourceQuota
+	(*StagedResource)(nil),              // 12: vcfservices.precheck.v1.StagedResource
+	(*RunDynamicPrechecksResponse)(nil), // 13: vcfservices.precheck.v1.RunDynamicPrechecksResponse
+	nil,                                 // 14: vcfservices.precheck.v1.DispatchHookRequest.SecretsEntry
+	nil,                                 // 15: vcfservices.precheck.v1.SecretData.DataEntry
+	nil,                                 // 16: vcfservices.precheck.v1.BundleFacts.PluginManifestsEntry
+	(*v1.CheckResult)(nil),              // 17: vcfservices.common.v1.CheckResult
+	(*v1.Resource)(nil),                 // 18: vcfservices.common.v1.Resource
+	(*v1.PreCheckReport)(nil),           // 19: vcfservices.common.v1.PreCheckReport
 }
 var file_vcfservices_precheck_v1_messages_proto_depIdxs = []int32{
-	13, // 0: vcfservices.precheck.v1.DispatchHookRequest.secrets:type_name -> vcfservices.precheck.v1.DispatchHookRequest.SecretsEntry
-	14, // 1: vcfservices.precheck.v1.SecretData.data:type_name -> vcfservices.precheck.v1.SecretData.DataEntry
+	14, // 0: vcfservices.precheck.v1.DispatchHookRequest.secrets:type_name -> vcfservices.precheck.v1.DispatchHookRequest.SecretsEntry
+	15, // 1: vcfservices.precheck.v1.SecretData.data:type_name -> vcfservices.precheck.v1.SecretData.DataEntry
 	3,  // 2: vcfservices.precheck.v1.DispatchHookResponse.result:type_name -> vcfservices.precheck.v1.HookResult
-	16, // 3: vcfservices.precheck.v1.HookResult.results:type_name -> vcfservices.common.v1.CheckResult
+	17, // 3: vcfservices.precheck.v1.HookResult.results:type_name -> vcfservices.common.v1.CheckResult
 	0,  // 4: vcfservices.precheck.v1.DispatchHooksRequest.requests:type_name -> vcfservices.precheck.v1.DispatchHookRequest
 	3,  // 5: vcfservices.precheck.v1.DispatchHooksResponse.results:type_name -> vcfservices.precheck.v1.HookResult
-	17, // 6: vcfservices.precheck.v1.RunDynamicPrechecksRequest.resources:type_name -> vcfservices.common.v1.Resource
+	18, // 6: vcfservices.precheck.v1.RunDynamicPrechecksRequest.resources:type_name -> vcfservices.common.v1.Resource
 	7,  // 7: vcfservices.precheck.v1.RunDynamicPrechecksRequest.bundle:type_name -> vcfservices.precheck.v1.BundleFacts
 	8,  // 8: vcfservices.precheck.v1.RunDynamicPrechecksRequest.platform:type_name -> vcfservices.precheck.v1.PlatformFacts
-	11, // 9: vcfservices.precheck.v1.RunDynamicPrechecksRequest.staged:type_name -> vcfservices.precheck.v1.StagedResource
-	15, // 10: vcfservices.precheck.v1.BundleFacts.plugin_manifests:type_name -> vcfservices.precheck.v1.BundleFacts.PluginManifestsEntry
-	9,  // 11: vcfservices.precheck.v1.PlatformFacts.supervisors:type_name -> vcfservices.precheck.v1.SupervisorFacts
-	10, // 12: vcfservices.precheck.v1.SupervisorFacts.available:type_name -> vcfservices.precheck.v1.ResourceQuota
-	10, // 13: vcfservices.precheck.v1.StagedResource.requested:type_name -> vcfservices.precheck.v1.ResourceQuota
-	18, // 14: vcfservices.precheck.v1.RunDynamicPrechecksResponse.report:type_name -> vcfservices.common.v1.PreCheckReport
-	1,  // 15: vcfservices.precheck.v1.DispatchHookRequest.SecretsEntry.value:type_name -> vcfservices.precheck.v1.SecretData
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	12, // 9: vcfservices.precheck.v1.RunDynamicPrechecksRequest.staged:type_name -> vcfservices.precheck.v1.StagedResource
+	16, // 10: vcfservices.precheck.v1.BundleFacts.plugin_manifests:type_name -> vcfservices.precheck.v1.BundleFacts.PluginManifestsEntry
+	10, // 11: vcfservices.precheck.v1.PlatformFacts.supervisors:type_name -> vcfservices.precheck.v1.SupervisorFacts
+	9,  // 12: vcfservices.precheck.v1.PlatformFacts.targets:type_name -> vcfservices.precheck.v1.TargetFacts
+	11, // 13: vcfservices.precheck.v1.SupervisorFacts.available:type_name -> vcfservices.precheck.v1.ResourceQuota
+	11, // 14: vcfservices.precheck.v1.StagedResource.requested:type_name -> vcfservices.precheck.v1.ResourceQuota
+	19, // 15: vcfservices.precheck.v1.RunDynamicPrechecksResponse.report:type_name -> vcfservices.common.v1.PreCheckReport
+	1,  // 16: vcfservices.precheck.v1.DispatchHookRequest.SecretsEntry.value:type_name -> vcfservices.precheck.v1.SecretData
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_precheck_v1_messages_proto_init() }
@@ -1017,7 +1090,7 @@ func file_vcfservices_precheck_v1_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vcfservices_precheck_v1_messages_proto_rawDesc), len(file_vcfservices_precheck_v1_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -227,6 +227,9 @@ func (m *Manager) platformFacts(ctx context.Context, supervisors []string) (*pre
 		known[s.Name] = s
 	}
 	pf := &precheckv1.PlatformFacts{VcfaVersion: facts.VCFAVersion}
+	for _, name := range []string{target.SystemVCFA, target.SystemVCenter, target.SystemServiceManager} {
+		pf.Targets = append(pf.Targets, &precheckv1.TargetFacts{Name: name, SupportedApiVersions: facts.SupportedAPIs})
+	}
 	for _, name := range supervisors {
 		sf, ok := known[name]
 		if !ok {
@@ -294,7 +297,7 @@ func (m *Manager) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.
 			byDoc[res.Kind+"/"+res.Name] = i
 		}
 	}
-	for i, doc := range rend.Resources {
+	for _, doc := range rend.Resources {
 		req.Resources = append(req.Resources, doc)
 		j, ok := byDoc[doc.GetKind()+"/"+doc.GetName()]
 		if !ok {
@@ -302,7 +305,7 @@ func (m *Manager) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.
 		}
 		st := staged[j]
 		req.Staged = append(req.Staged, &precheckv1.StagedResource{
-			Index: int32(i), Target: resources[j].Target.String(), Reachable: st.Reachable, Message: st.Message,
+			Index: doc.GetIndex(), Target: stagedTarget(resources[j].Target), Reachable: st.Reachable, Message: st.Message,
 			Requested: quotaProto(st.Requested),
 		})
 	}
@@ -311,6 +314,16 @@ func (m *Manager) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.
 		return nil, peerError("precheck", err)
 	}
 	return reportFrom(resp.GetReport()), nil
+}
+
+// stagedTarget names a resource's target as the precheck service looks it
+// up: the Supervisor for Supervisor kinds, else the system (vcfa, vcenter,
+// servicemanager).
+func stagedTarget(k target.Key) string {
+	if k.System == target.SystemSupervisor && k.Scope != "" {
+		return k.Scope
+	}
+	return k.System
 }
 
 func reportFrom(p *commonv1.PreCheckReport) *PreCheckReport {

@@ -126,6 +126,9 @@ type Staged struct {
 type Facts struct {
 	VCFAVersion string            `json:"vcfaVersion"`
 	Supervisors []SupervisorFacts `json:"supervisors"`
+	// SupportedAPIs of VCF Automation, vCenters and the Service Manager,
+	// "<apiVersion>/<kind>".
+	SupportedAPIs []string `json:"supportedApis"`
 }
 
 // SupervisorFacts describe one Supervisor.

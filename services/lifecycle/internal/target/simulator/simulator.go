@@ -718,7 +718,7 @@ func (s *Simulator) Facts(ctx context.Context) (target.Facts, error) {
 		u.StorageBytes += req.StorageBytes
 		used[obj.Scope] = u
 	}
-	facts := target.Facts{VCFAVersion: s.seed.VCFAVersion}
+	facts := target.Facts{VCFAVersion: s.seed.VCFAVersion, SupportedAPIs: slices.Clone(s.seed.SupportedAPIs)}
 	for _, n := range slices.Sorted(maps.Keys(names)) {
 		facts.Supervisors = append(facts.Supervisors, s.supervisorFacts(n, used[n]))
 	}
