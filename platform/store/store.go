@@ -31,6 +31,8 @@ const (
 
 // Record is one stored value. Revision increases on every write of the key
 // and is never reused, so it doubles as an optimistic concurrency token.
+// It is a per-key token: across keys, revisions are ordered only between
+// Updates that do not overlap in time.
 type Record struct {
 	Key      string
 	Value    []byte

@@ -49,6 +49,7 @@ func Run(t *testing.T, open Opener) {
 		{"ValuesAreCopies", testValuesAreCopies},
 		{"StaleWritersExactlyOneWins", testStaleWritersExactlyOneWins},
 		{"NoLostUpdates", testNoLostUpdates},
+		{"ListGuardsAgainstPhantoms", testListGuardsAgainstPhantoms},
 		{"PersistsAcrossReopen", testPersistsAcrossReopen},
 		{"Migrations", testMigrations},
 		{"RefusesNewerSchema", testRefusesNewerSchema},
@@ -346,6 +347,51 @@ func testNoLostUpdates(t *testing.T, open Opener) {
 	rec, err := s.Get(ctx, "services", "counter")
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprint(workers*each), string(rec.Value))
+}
+
+// Writers insert distinct keys only while a listed range holds fewer than
+// limit keys; a serializable store never lets the range overshoot.
+func testListGuardsAgainstPhantoms(t *testing.T, open Opener) {
+	s := openDefault(t, open)
+	ctx := context.Background()
+	const limit, writers = 10, 8
+	errFull := errors.New("full")
+	var wg sync.WaitGroup
+	errs := make(chan error, writers)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				err := s.Update(ctx, func(tx store.Tx) error {
+					recs, err := tx.List("resources", "item/")
+					if err != nil {
+						return err
+					}
+					if len(recs) >= limit {
+						return errFull
+					}
+					_, err = tx.Put("resources", fmt.Sprintf("item/%d-%d", w, i), nil, store.MustNotExist)
+					return err
+				})
+				if errors.Is(err, errFull) {
+					return
+				}
+				if err != nil && !errors.Is(err, store.ErrConflict) {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	recs, err := s.List(ctx, "resources", "item/")
+	require.NoError(t, err)
+	require.Len(t, recs, limit)
 }
 
 func testPersistsAcrossReopen(t *testing.T, open Opener) {
