@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -25,11 +26,12 @@ import (
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
+	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target/simulator"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
 
 // Config is the lifecycle service's configuration.
@@ -57,6 +59,11 @@ type Config struct {
 	SourceRootCAs *x509.CertPool
 	// BundleLimits bound downloads and extraction (zero: defaults).
 	BundleLimits bundle.Limits
+	// Store is "bolt" (embedded, the default) or "etcd".
+	Store string
+	// EtcdEndpoints and EtcdPrefix locate the etcd store.
+	EtcdEndpoints string
+	EtcdPrefix    string
 }
 
 // RegisterFlags binds the configuration to flags.
@@ -70,6 +77,46 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SimulatorSeed, "simulator-seed", cli.EnvOr("VCFSM_SIMULATOR_SEED", ""), "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults (env VCFSM_SIMULATOR_SEED)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
+	fs.StringVar(&c.Store, "store", cli.EnvOr("VCFSM_STORE", "bolt"), "entity store: bolt (embedded file in --data-dir) or etcd (env VCFSM_STORE)")
+	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", cli.EnvOr("VCFSM_ETCD_ENDPOINTS", "http://127.0.0.1:2379"), "comma-separated etcd client URLs for --store=etcd (env VCFSM_ETCD_ENDPOINTS)")
+	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", cli.EnvOr("VCFSM_ETCD_PREFIX", "/vcfsm/lifecycle/"), "key prefix in etcd (env VCFSM_ETCD_PREFIX)")
+}
+
+// refreshInterval: several replicas may share an etcd store; each reloads
+// its view of the services every few seconds.
+func refreshInterval(cfg Config) time.Duration {
+	if cfg.Store == "etcd" {
+		return 5 * time.Second
+	}
+	return 0
+}
+
+// openStore opens the configured entity store.
+func openStore(ctx context.Context, cfg Config) (store.Store, error) {
+	switch cfg.Store {
+	case "", "bolt":
+		st, err := boltstore.Open(filepath.Join(cfg.DataDir, "lifecycle.db"), storage.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("lifecycle store: %w", err)
+		}
+		return st, nil
+	case "etcd":
+		var eps []string
+		for _, e := range strings.Split(cfg.EtcdEndpoints, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				eps = append(eps, e)
+			}
+		}
+		if len(eps) == 0 {
+			return nil, fmt.Errorf("--store=etcd needs --etcd-endpoints")
+		}
+		st, err := etcdstore.Open(ctx, etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix}, storage.Schema)
+		if err != nil {
+			return nil, fmt.Errorf("lifecycle store on etcd %s: %w", cfg.EtcdEndpoints, err)
+		}
+		return st, nil
+	}
+	return nil, fmt.Errorf("--store %q: want bolt or etcd", cfg.Store)
 }
 
 // Service is a running lifecycle service.
@@ -91,8 +138,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 			_ = s.Close()
 		}
 	}()
-	if s.store, err = boltstore.Open(filepath.Join(cfg.DataDir, "lifecycle.db"), storage.Schema); err != nil {
-		return nil, fmt.Errorf("lifecycle store: %w", err)
+	if s.store, err = openStore(ctx, cfg); err != nil {
+		return nil, err
 	}
 	repo, err := storage.NewRepo(ctx, s.store)
 	if err != nil {
@@ -141,6 +188,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		ReconcileInterval:    cfg.ReconcileInterval,
 		StepTimeout:          cfg.StepTimeout,
 		Logger:               log,
+		RefreshInterval:      refreshInterval(cfg),
 	}, repo, fetcher, peers, s.sim)
 	if cfg.InventoryFile != "" {
 		inv, err := LoadInventory(cfg.InventoryFile)

@@ -56,8 +56,9 @@ type System struct {
 	// unless tokens were configured).
 	Token string
 
-	log     *slog.Logger
-	closers []io.Closer
+	log       *slog.Logger
+	lifecycle *lifecycle.Service
+	closers   []io.Closer
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	errMu   sync.Mutex
@@ -116,6 +117,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 		return fail(err)
 	}
 	s.closers = append(s.closers, life)
+	s.lifecycle = life
 
 	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens})
 	for _, r := range []cli.Registrar{comp, rend, pre, life} {
@@ -163,6 +165,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	log.Info("vcfsm ready", "rest", "http://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr)
 	return s, nil
 }
+
+// Lifecycle is the running lifecycle service (tests reach the simulated
+// targets through it).
+func (s *System) Lifecycle() *lifecycle.Service { return s.lifecycle }
 
 // Wait blocks until the system stops (its context ended or a server
 // failed), then releases everything.

@@ -30,7 +30,7 @@ type Box struct {
 	// DataDir is the system's data directory.
 	DataDir string
 	Client  *http.Client
-	sys     *app.System
+	Sys     *app.System
 }
 
 // Option adjusts the configuration before start.
@@ -57,7 +57,7 @@ func Start(t testing.TB, opts ...Option) *Box {
 		GRPCAddr: sys.GRPCAddr,
 		DataDir:  cfg.Lifecycle.DataDir,
 		Client:   &http.Client{Timeout: 30 * time.Second},
-		sys:      sys,
+		Sys:      sys,
 	}
 }
 

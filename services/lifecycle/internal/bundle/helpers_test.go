@@ -37,11 +37,15 @@ const (
 	fixtureTag  = "myservice:1.2.3"
 )
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureWithAssets(t, 0) }
+
+// newFixtureWithAssets makes the UI plugin carry pluginAssets bytes of
+// incompressible payload (realistic tarball sizes for benchmarks).
+func newFixtureWithAssets(t testing.TB, pluginAssets int) *fixture {
 	t.Helper()
 	fx := &fixture{reg: bundletest.NewRegistry(t), srv: bundletest.NewTarServer(t), repoTag: fixtureTag}
 	fx.manifest = bundletest.PluginManifest("myservice-plugin", "1.2.3")
-	fx.pluginRef = bundletest.PushPluginImage(t, fx.reg, "myservice-ui:1.2.3", fx.manifest, true)
+	fx.pluginRef = bundletest.PushImage(t, fx.reg, "myservice-ui:1.2.3", bundletest.PluginImageWithAssets(t, fx.manifest, true, pluginAssets))
 	fx.ssvcRef = bundletest.PushSupervisorServiceBundle(t, fx.reg, "my-supervisor-svc:1.2.3", "my-supervisor-svc.example.com", "1.2.3")
 	fx.dir = bundletest.NewBundleDir(t, bundletest.BundleSpec{
 		Version:                      "1.2.3",

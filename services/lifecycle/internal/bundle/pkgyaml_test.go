@@ -48,7 +48,7 @@ func TestParsePackageFile(t *testing.T) {
 		Version: "9.1.0",
 		Annotations: map[string]string{
 			"vcf.broadcom.com/kubernetes-constraint": ">=1.30.0",
-			"precheck.vcfsm.io/_service":            "arcturus-precheck",
+			"precheck.vcfsm.io/_service":             "arcturus-precheck",
 		},
 		KubernetesVersionConstraints: ">=1.29.0",
 		ValuesSchema: map[string]any{

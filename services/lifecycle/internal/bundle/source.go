@@ -23,7 +23,7 @@ const (
 // parsedSource is a source that passed ValidateSource.
 type parsedSource struct {
 	kind sourceKind
-	url  *url.URL      // tarball sources
+	url  *url.URL       // tarball sources
 	ref  name.Reference // oci sources
 }
 

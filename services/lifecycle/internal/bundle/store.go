@@ -84,6 +84,27 @@ func (f *Fetcher) Load(digest string) (*Bundle, error) {
 	return b, nil
 }
 
+// Stored lists the digests of the bundles in the store, sorted, so a caller
+// can garbage-collect the ones nothing refers to any more after a restart.
+func (f *Fetcher) Stored() ([]string, error) {
+	entries, err := os.ReadDir(f.cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("list bundle store: %w", err)
+	}
+	var digests []string
+	for _, e := range entries {
+		d := "sha256:" + strings.TrimPrefix(e.Name(), "sha256-")
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "sha256-") || !digestRe.MatchString(d) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(f.cfg.Dir, e.Name(), factsFile)); err == nil {
+			digests = append(digests, d)
+		}
+	}
+	sort.Strings(digests)
+	return digests, nil
+}
+
 // Remove garbage-collects a stored bundle. Removing a digest that is not
 // stored is not an error, so callers can retry a GC safely.
 func (f *Fetcher) Remove(digest string) error {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // kickControllers asks for a reconcile pass soon.
@@ -21,12 +21,23 @@ func (m *Manager) kickControllers() {
 func (m *Manager) controllerLoop(ctx context.Context) {
 	t := time.NewTicker(m.cfg.ReconcileInterval)
 	defer t.Stop()
+	var refresh <-chan time.Time
+	r, canRefresh := m.repo.(interface{ Refresh(context.Context) error })
+	if canRefresh && m.cfg.RefreshInterval > 0 {
+		rt := time.NewTicker(m.cfg.RefreshInterval)
+		defer rt.Stop()
+		refresh = rt.C
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-m.kick:
+		case <-refresh:
+			if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
+				m.log.Warn("refresh the service view", "error", err)
+			}
 		}
 		m.ReconcileAll(ctx)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 func TestCompareVersions(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // installStep runs the steps shared by activation and reconfiguration.

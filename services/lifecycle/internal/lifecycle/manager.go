@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // Config tunes the manager.
@@ -35,6 +35,9 @@ type Config struct {
 	Workers int
 	// TargetConcurrency bounds parallel calls to the targets.
 	TargetConcurrency int
+	// RefreshInterval, when set, reloads the repository's in-memory view
+	// that often: replicas sharing one etcd see each other's writes.
+	RefreshInterval time.Duration
 	// Now returns the current time; tests pin it.
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // Lifecycle states (api.md "Lifecycle states").

@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // Well-known labels (element-types overview).

@@ -12,7 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // resourcesFrom places rendered documents on their targets as resource

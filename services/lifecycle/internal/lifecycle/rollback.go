@@ -7,7 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // SupervisorServiceDowngradeWorkaround is seed 002's workaround, quoted in

@@ -15,7 +15,7 @@ import (
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // Upgrade steps, in order. The first five only read: any ERROR there means

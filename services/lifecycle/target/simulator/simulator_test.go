@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/target/targettest"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/targettest"
 )
 
 func TestContract(t *testing.T) {

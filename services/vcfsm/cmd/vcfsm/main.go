@@ -8,10 +8,13 @@ import (
 	"os"
 
 	"github.com/vcfsm/vcfsm/platform/cli"
+	renderer "github.com/vcfsm/vcfsm/services/renderer/app"
 	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 )
 
 func main() {
+	// The renderer re-executes this binary for its sandboxed workers.
+	renderer.MaybeRunWorker()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "vcfsm:", err)
 		os.Exit(1)
