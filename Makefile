@@ -10,7 +10,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: run build test test-short generate tools verify verify-generate lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: run build test generate tools verify verify-generate lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup)
 run:
@@ -20,7 +20,8 @@ run:
 build:
 	@mkdir -p bin
 	go build -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
-		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway
+		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway \
+		./services/precheck/cmd/samplehook
 
 ## test: every unit, contract and end-to-end test of every module
 test:
@@ -63,6 +64,10 @@ vet:
 ## bench: every benchmark, figures in each service's README
 bench:
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test -run '^$$' -bench . -benchmem ./...); done
+
+## fuzz: run every fuzz target for FUZZTIME (default 30s) each
+fuzz:
+	scripts/fuzz.sh $(or $(FUZZTIME),30s)
 
 tidy:
 	@set -e; for m in $(MODULES); do (cd $$m && go mod tidy); done

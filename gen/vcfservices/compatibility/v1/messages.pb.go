@@ -367,10 +367,14 @@ func (x *ValidatePackageRequest) GetBuiltIn() bool {
 
 // ValidatePackageResponse reports every issue at once.
 type ValidatePackageResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Valid         bool                   `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
-	Package       *PackageVersion        `protobuf:"bytes,2,opt,name=package,proto3" json:"package,omitempty"`
-	Issues        []*ValidationIssue     `protobuf:"bytes,3,rep,name=issues,proto3" json:"issues,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True exactly when issues is empty.
+	Valid bool `protobuf:"varint,1,opt,name=valid,proto3" json:"valid,omitempty"`
+	// name = spec.refName, version = spec.version, the four expressions as
+	// written (also when invalid) and built_in from the request. Fields the
+	// document leaves empty stay empty.
+	Package       *PackageVersion    `protobuf:"bytes,2,opt,name=package,proto3" json:"package,omitempty"`
+	Issues        []*ValidationIssue `protobuf:"bytes,3,rep,name=issues,proto3" json:"issues,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -481,9 +485,14 @@ func (x *EvaluateInstallRequest) GetEnvironments() []*Environment {
 
 // EvaluateInstallResponse carries every check result.
 type EvaluateInstallResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Blocked       bool                   `protobuf:"varint,1,opt,name=blocked,proto3" json:"blocked,omitempty"`
-	Results       []*v1.CheckResult      `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when any result is an ERROR.
+	Blocked bool `protobuf:"varint,1,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	// Checks that did not pass (ERROR), checks that could not be verified
+	// because an environment does not report its version (WARNING) and notes
+	// (INFO, e.g. built-in services). A passing check adds nothing: empty
+	// results mean compatible.
+	Results       []*v1.CheckResult `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -595,9 +604,11 @@ func (x *EvaluateUpgradeRequest) GetEnvironments() []*Environment {
 
 // EvaluateUpgradeResponse carries every check result.
 type EvaluateUpgradeResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Blocked       bool                   `protobuf:"varint,1,opt,name=blocked,proto3" json:"blocked,omitempty"`
-	Results       []*v1.CheckResult      `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when any result is an ERROR.
+	Blocked bool `protobuf:"varint,1,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	// As EvaluateInstallResponse.results: a passing check adds nothing.
+	Results       []*v1.CheckResult `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -975,9 +986,11 @@ func (x *BatchEvaluateResponse) GetResults() []*BatchResult {
 
 // BatchResult is the verdict of one BatchItem.
 type BatchResult struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Blocked       bool                   `protobuf:"varint,1,opt,name=blocked,proto3" json:"blocked,omitempty"`
-	Results       []*v1.CheckResult      `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// True when any result is an ERROR.
+	Blocked bool `protobuf:"varint,1,opt,name=blocked,proto3" json:"blocked,omitempty"`
+	// As EvaluateInstallResponse.results: a passing check adds nothing.
+	Results       []*v1.CheckResult `protobuf:"bytes,2,rep,name=results,proto3" json:"results,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1103,9 +1116,15 @@ type PlanUpgradePathResponse struct {
 	Found bool                   `protobuf:"varint,1,opt,name=found,proto3" json:"found,omitempty"`
 	// Versions after the installed one, in order, ending at the target.
 	Path []string `protobuf:"bytes,2,rep,name=path,proto3" json:"path,omitempty"`
-	// Why each refused hop was refused.
-	RefusedHops   []*HopExplanation `protobuf:"bytes,3,rep,name=refused_hops,json=refusedHops,proto3" json:"refused_hops,omitempty"`
-	Message       string            `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// Why each refused hop was refused: every refused hop reachable from the
+	// installed version when found is false (at most 500, the message counts
+	// the rest); the direct hop to the target when found is true and path
+	// has more than one hop.
+	RefusedHops []*HopExplanation `protobuf:"bytes,3,rep,name=refused_hops,json=refusedHops,proto3" json:"refused_hops,omitempty"`
+	Message     string            `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// The hops of path in order, with their non-blocking results (WARNING,
+	// INFO); a hop without any has no results.
+	PathHops      []*HopExplanation `protobuf:"bytes,5,rep,name=path_hops,json=pathHops,proto3" json:"path_hops,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1166,6 +1185,13 @@ func (x *PlanUpgradePathResponse) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *PlanUpgradePathResponse) GetPathHops() []*HopExplanation {
+	if x != nil {
+		return x.PathHops
+	}
+	return nil
 }
 
 // HopExplanation says why one upgrade hop is not allowed.
@@ -1304,12 +1330,13 @@ const file_vcfservices_compatibility_v1_messages_proto_rawDesc = "" +
 	"\tinstalled\x18\x01 \x01(\v2,.vcfservices.compatibility.v1.PackageVersionR\tinstalled\x12J\n" +
 	"\tavailable\x18\x02 \x03(\v2,.vcfservices.compatibility.v1.PackageVersionR\tavailable\x12%\n" +
 	"\x0etarget_version\x18\x03 \x01(\tR\rtargetVersion\x12M\n" +
-	"\fenvironments\x18\x04 \x03(\v2).vcfservices.compatibility.v1.EnvironmentR\fenvironments\"\xae\x01\n" +
+	"\fenvironments\x18\x04 \x03(\v2).vcfservices.compatibility.v1.EnvironmentR\fenvironments\"\xf9\x01\n" +
 	"\x17PlanUpgradePathResponse\x12\x14\n" +
 	"\x05found\x18\x01 \x01(\bR\x05found\x12\x12\n" +
 	"\x04path\x18\x02 \x03(\tR\x04path\x12O\n" +
 	"\frefused_hops\x18\x03 \x03(\v2,.vcfservices.compatibility.v1.HopExplanationR\vrefusedHops\x12\x18\n" +
-	"\amessage\x18\x04 \x01(\tR\amessage\"\x90\x01\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12I\n" +
+	"\tpath_hops\x18\x05 \x03(\v2,.vcfservices.compatibility.v1.HopExplanationR\bpathHops\"\x90\x01\n" +
 	"\x0eHopExplanation\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
 	"\n" +
@@ -1379,12 +1406,13 @@ var file_vcfservices_compatibility_v1_messages_proto_depIdxs = []int32{
 	1,  // 22: vcfservices.compatibility.v1.PlanUpgradePathRequest.available:type_name -> vcfservices.compatibility.v1.PackageVersion
 	2,  // 23: vcfservices.compatibility.v1.PlanUpgradePathRequest.environments:type_name -> vcfservices.compatibility.v1.Environment
 	19, // 24: vcfservices.compatibility.v1.PlanUpgradePathResponse.refused_hops:type_name -> vcfservices.compatibility.v1.HopExplanation
-	21, // 25: vcfservices.compatibility.v1.HopExplanation.results:type_name -> vcfservices.common.v1.CheckResult
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	19, // 25: vcfservices.compatibility.v1.PlanUpgradePathResponse.path_hops:type_name -> vcfservices.compatibility.v1.HopExplanation
+	21, // 26: vcfservices.compatibility.v1.HopExplanation.results:type_name -> vcfservices.common.v1.CheckResult
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_compatibility_v1_messages_proto_init() }

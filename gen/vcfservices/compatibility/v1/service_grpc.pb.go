@@ -33,6 +33,12 @@ const (
 //
 // CompatibilityService validates and evaluates a package's version
 // constraints (seed 000). It is pure and stateless.
+//
+// Every RPC answers INVALID_ARGUMENT, listing every problem with its request
+// field path, for input it cannot work on: a missing package/environment, an
+// empty package or Supervisor name, an invalid constraint expression
+// (callers are expected to pass packages ValidatePackage accepted), or a
+// package.yml that cannot be analysed at all.
 type CompatibilityServiceClient interface {
 	// Validates every constraint of a package and runs the static checks.
 	ValidatePackage(ctx context.Context, in *ValidatePackageRequest, opts ...grpc.CallOption) (*ValidatePackageResponse, error)
@@ -123,6 +129,12 @@ func (c *compatibilityServiceClient) PlanUpgradePath(ctx context.Context, in *Pl
 //
 // CompatibilityService validates and evaluates a package's version
 // constraints (seed 000). It is pure and stateless.
+//
+// Every RPC answers INVALID_ARGUMENT, listing every problem with its request
+// field path, for input it cannot work on: a missing package/environment, an
+// empty package or Supervisor name, an invalid constraint expression
+// (callers are expected to pass packages ValidatePackage accepted), or a
+// package.yml that cannot be analysed at all.
 type CompatibilityServiceServer interface {
 	// Validates every constraint of a package and runs the static checks.
 	ValidatePackage(context.Context, *ValidatePackageRequest) (*ValidatePackageResponse, error)

@@ -128,4 +128,3 @@ func TestOverlaySelectors(t *testing.T) {
 		"path": "status.readyConditions.externalIp"}, res)
 	require.False(t, ok, "labels must match")
 }
-

@@ -80,6 +80,8 @@ type Manager struct {
 	queue chan string // "<service id>|<operation id>"
 	kick  chan struct{}
 
+	failpoints failpoints
+
 	mu      sync.Mutex
 	running map[string]bool // operations being executed, by key
 	cancels map[string]context.CancelFunc
@@ -91,10 +93,11 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 	cfg.defaults()
 	return &Manager{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
-		hub:     newHub(),
-		queue:   make(chan string, 4096),
-		kick:    make(chan struct{}, 1),
-		running: map[string]bool{},
+		hub:        newHub(),
+		failpoints: loadFailpoints(),
+		queue:      make(chan string, 4096),
+		kick:       make(chan struct{}, 1),
+		running:    map[string]bool{},
 	}
 }
 

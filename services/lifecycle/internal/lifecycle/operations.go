@@ -189,6 +189,7 @@ func (r *run) step(ctx context.Context, i int) error {
 	if err := m.saveStep(ctx, r, i, StepRunning, ""); err != nil {
 		return err
 	}
+	m.hold(ctx, op.Type, name, "before")
 	started := op.Steps[i].StartedAt
 	deadline := started.Add(m.stepTimeout(name))
 	backoff := m.cfg.RetryBackoff
@@ -203,6 +204,10 @@ func (r *run) step(ctx context.Context, i int) error {
 		timedOut := stepCtx.Err() == context.DeadlineExceeded
 		cancel()
 		if err == nil {
+			m.hold(ctx, op.Type, name, "after")
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return m.saveStep(ctx, r, i, StepSucceeded, "")
 		}
 		if ctx.Err() != nil {

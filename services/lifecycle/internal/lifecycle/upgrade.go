@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -559,6 +560,10 @@ func (m *Manager) AvailableUpgrade(ctx context.Context, svc *Service) *CatalogEn
 	return best
 }
 
+// semverRE matches strict semantic versions (semver.org's grammar, less
+// the leading-zero rules).
+var semverRE = regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
+
 // compareVersions orders dotted versions numerically segment by segment
 // (semver core and four-segment versions alike), falling back to text.
 func compareVersions(a, b string) int {
@@ -724,9 +729,13 @@ func (m *Manager) suggestPath(ctx context.Context, svc *Service, ob *bundle.Bund
 	if err != nil {
 		return nil
 	}
+	if !semverRE.MatchString(svc.Version) {
+		return nil
+	}
 	var avail []*compatibilityv1.PackageVersion
 	for _, e := range entries {
-		if e.Digest == "" || e.Status != StatusReady {
+		// Path planning works on semantic versions only.
+		if e.Digest == "" || e.Status != StatusReady || !semverRE.MatchString(e.Version) {
 			continue
 		}
 		b, err := m.bundles.Load(e.Digest)
