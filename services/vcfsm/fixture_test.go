@@ -192,6 +192,8 @@ type world struct {
 	reg  *bundletest.Registry
 	tars *bundletest.TarServer
 	sim  *simulator.Simulator
+	// schemaPatch, when set, edits the next published values schema.
+	schemaPatch func(map[string]any)
 }
 
 const inventoryYAML = `
@@ -237,6 +239,9 @@ func newWorld(t *testing.T, opts ...onebox.Option) *world {
 func (w *world) publish(t *testing.T, v arcturusVersion) string {
 	t.Helper()
 	spec := v.spec()
+	if w.schemaPatch != nil {
+		w.schemaPatch(spec.ValuesSchema)
+	}
 	ssImage := bundletest.PushSupervisorServiceBundle(t, w.reg, "arcturus-registry:"+v.SSVersion, "arcturus-registry.example.com", v.SSVersion)
 	spec.Images = append(spec.Images, bundletest.BundleImage{Image: ssImage})
 	spec.SystemValues = map[string]any{"supervisorService": bundletest.SupervisorServiceValues(ssImage, "arcturus-registry.example.com", v.SSVersion)}
@@ -250,8 +255,8 @@ func (w *world) publish(t *testing.T, v arcturusVersion) string {
 		spec.Images = append(spec.Images, bundletest.BundleImage{Image: img, SystemKey: "uiplugin1"})
 	}
 	dir := bundletest.NewBundleDir(t, spec)
-	ref := bundletest.PushBundle(t, w.reg, dir, "arcturus-bundle:"+v.Version)
-	tar := bundletest.CopyToTar(t, w.reg, ref)
+	bundletest.PushBundle(t, w.reg, dir, "arcturus-bundle:"+v.Version)
+	tar := bundletest.CopyToTar(t, w.reg, w.reg.Ref("arcturus-bundle:"+v.Version))
 	name := "arcturus-" + v.Version + ".tar"
 	w.tars.Add(name, tar)
 	return w.tars.URL(name)

@@ -52,7 +52,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger) (http.Han
 	root := http.NewServeMux()
 	root.HandleFunc("GET /v2/openapi.json", serveOpenAPI)
 	root.HandleFunc("GET "+VCFAPrefix+"/v2/openapi.json", serveOpenAPI)
-	root.Handle("/", stripVCFAPrefix(mux))
+	root.Handle("/", stripVCFAPrefix(escapeSemicolons(mux)))
 	return root, nil
 }
 
@@ -68,6 +68,22 @@ func stripVCFAPrefix(next http.Handler) http.Handler {
 			r2 := r.Clone(r.Context())
 			r2.URL.Path = rest
 			r2.URL.RawPath = ""
+			next.ServeHTTP(w, r2)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// escapeSemicolons keeps FIQL's ";" (AND) in query values: api.md's
+// filters are written unencoded (filter=vendor==broadcom;status==Healthy),
+// and Go's query parser would reject the raw semicolon. No parameter of
+// the API uses ";" as a separator, so it always belongs to a value.
+func escapeSemicolons(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.RawQuery, ";") {
+			r2 := r.Clone(r.Context())
+			r2.URL.RawQuery = strings.ReplaceAll(r.URL.RawQuery, ";", "%3B")
 			next.ServeHTTP(w, r2)
 			return
 		}

@@ -54,6 +54,8 @@ type Config struct {
 	ReconcileInterval time.Duration
 	// StepTimeout bounds each operation step.
 	StepTimeout time.Duration
+	// StepTimeouts override StepTimeout per step name (tests).
+	StepTimeouts map[string]time.Duration
 	// SourceRootCAs, when set, replaces the system roots for https
 	// sources and registries (tests; operators use SSL_CERT_FILE).
 	SourceRootCAs *x509.CertPool
@@ -187,6 +189,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		AllowInsecureSources: cfg.AllowInsecureSources,
 		ReconcileInterval:    cfg.ReconcileInterval,
 		StepTimeout:          cfg.StepTimeout,
+		StepTimeouts:         cfg.StepTimeouts,
 		Logger:               log,
 		RefreshInterval:      refreshInterval(cfg),
 	}, repo, fetcher, peers, s.sim)

@@ -210,7 +210,12 @@ func Place(kind string, doc map[string]any, name string) (Placement, error) {
 		}
 	case "UserInterfacePlugin", "RdeBundle":
 		p.System = SystemVCFA
+		// The repository, without tag or digest: a new version of the same
+		// plugin replaces the old one.
 		img := str("image")
+		if i := strings.Index(img, "@"); i >= 0 {
+			img = img[:i]
+		}
 		if i := strings.LastIndex(img, ":"); i > strings.LastIndex(img, "/") {
 			img = img[:i]
 		}

@@ -293,13 +293,17 @@ func (m *Manager) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.
 	// Supervisors report the first placement.
 	byDoc := map[string]int{}
 	for i, res := range resources {
-		if _, ok := byDoc[res.Kind+"/"+res.Name]; !ok {
-			byDoc[res.Kind+"/"+res.Name] = i
+		k := res.Kind + "/" + res.Name + "/" + res.Supervisor
+		if res.Kind == "Secret" {
+			k = res.Kind + "/" + res.Name + "/"
+		}
+		if _, ok := byDoc[k]; !ok {
+			byDoc[k] = i
 		}
 	}
 	for _, doc := range rend.Resources {
 		req.Resources = append(req.Resources, doc)
-		j, ok := byDoc[doc.GetKind()+"/"+doc.GetName()]
+		j, ok := byDoc[doc.GetKind()+"/"+doc.GetName()+"/"+doc.GetSupervisor()]
 		if !ok {
 			continue
 		}

@@ -23,6 +23,9 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 	if err != nil {
 		return nil, err
 	}
+	if abandoned, err := m.abandonStuckChecks(ctx, svc, by); abandoned != nil || err != nil {
+		return abandoned, err
+	}
 	prev := svc.PreviousVersion
 	if prev == nil {
 		return nil, fmt.Errorf("service %s has no previous version to roll back to (it was never upgraded): %w", id, ErrInvalidArgument)
@@ -73,6 +76,38 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 	m.cancelRunning(id)
 	m.enqueue(op)
 	return out, nil
+}
+
+// abandonStuckChecks ends an upgrade stuck before maintenance: nothing
+// changed yet, so rolling back is just giving it up.
+func (m *Manager) abandonStuckChecks(ctx context.Context, svc *Service, by string) (*Service, error) {
+	if svc.ActiveOperation == "" {
+		return nil, nil
+	}
+	op, err := m.repo.Operation(ctx, svc.ID, svc.ActiveOperation)
+	if err != nil || op.Type != OpUpgrade || op.Outcome != OutcomeStuck || svc.Version != op.FromVersion || svc.Maintenance {
+		return nil, nil
+	}
+	return m.mutate(ctx, svc.ID, func(tx Tx, s *Service) error {
+		if s.ActiveOperation != op.ID {
+			return fmt.Errorf("service %s changed while rolling back: %w", svc.ID, ErrConflict)
+		}
+		op.Outcome = OutcomeRolledBack
+		op.FinishedAt = m.now()
+		s.ActiveOperation = ""
+		s.Phase = op.Params.Phase
+		s.Status = StatusBusy
+		s.ErrorDetails = append(s.ErrorDetails, ErrorDetail{Type: ErrTypeInstall, Severity: SeverityInfo,
+			Message: fmt.Sprintf("the upgrade to %s, stuck before maintenance, was abandoned by %s; %s stays installed", op.ToVersion, nonEmptyStr(by, "a rollback"), s.Version)})
+		return tx.PutOperation(op)
+	})
+}
+
+func nonEmptyStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // checkSupervisorServiceDowngrade refuses a rollback that would move a

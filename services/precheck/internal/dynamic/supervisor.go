@@ -23,6 +23,12 @@ import (
 // carvelDataAPI is the API of Carvel's Package and PackageMetadata.
 const carvelDataAPI = "data.packaging.carvel.dev/v1alpha1"
 
+// carvelPackagingAPI is how the VCF Services docs' own build output
+// (filesystem-layout.md's config/.vcf/dependencies.yml, the example
+// bundle's package.yml) writes a Package; kapp-controller serves Packages
+// under both, so both are accepted for a Package.
+const carvelPackagingAPI = "packaging.carvel.dev/v1alpha1"
+
 // dnsSubdomain is a Kubernetes DNS subdomain name (RFC 1123).
 var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
 
@@ -84,7 +90,13 @@ func packageManifestCheck(res *resource) *commonv1.Check {
 
 func kindProblems(path string, doc map[string]any, kind string) []string {
 	var out []string
-	if v, _ := str(doc, "apiVersion"); v != carvelDataAPI {
+	v, _ := str(doc, "apiVersion")
+	switch {
+	case v == carvelDataAPI:
+	case v == carvelPackagingAPI && kind == "Package":
+	case kind == "Package":
+		out = append(out, fmt.Sprintf("%s.apiVersion is %q; want %s (or %s)", path, v, carvelDataAPI, carvelPackagingAPI))
+	default:
 		out = append(out, fmt.Sprintf("%s.apiVersion is %q; want %s", path, v, carvelDataAPI))
 	}
 	if v, _ := str(doc, "kind"); v != kind {

@@ -34,8 +34,16 @@ func TestPackageManifest(t *testing.T) {
 	}{
 		{name: "a Package kapp-controller accepts", change: func(map[string]any) {},
 			status: StatusPassed, msg: "Package arcturus.example.com 2.11.1 fetches registry.example.com/arcturus/bundle@sha256:8d2f5e4f5cbc5b0b6f3e8d5d4e1c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c and matches its PackageMetadata"},
-		{name: "Package of the wrong API", change: func(m map[string]any) { pkgOf(m)["apiVersion"] = "packaging.carvel.dev/v1alpha1" },
-			status: StatusFailed, msg: `spec.package.apiVersion is "packaging.carvel.dev/v1alpha1"; want data.packaging.carvel.dev/v1alpha1`},
+		{name: "Package of the wrong API", change: func(m map[string]any) { pkgOf(m)["apiVersion"] = "kappctrl.k14s.io/v1alpha1" },
+			status: StatusFailed, msg: `spec.package.apiVersion is "kappctrl.k14s.io/v1alpha1"; want data.packaging.carvel.dev/v1alpha1 (or packaging.carvel.dev/v1alpha1)`},
+		// The docs' build output (dependencies.yml, the example package.yml)
+		// writes Packages under packaging.carvel.dev.
+		{name: "Package as the docs write it", change: func(m map[string]any) { pkgOf(m)["apiVersion"] = "packaging.carvel.dev/v1alpha1" },
+			status: StatusPassed, msg: "Package arcturus.example.com 2.11.1 fetches registry.example.com/arcturus/bundle@sha256:8d2f5e4f5cbc5b0b6f3e8d5d4e1c3b2a1f0e9d8c7b6a5f4e3d2c1b0a9f8e7d6c and matches its PackageMetadata"},
+		{name: "PackageMetadata of the packaging API", change: func(m map[string]any) {
+			meta := m["spec"].(map[string]any)["packageMetadata"].(map[string]any)
+			meta["apiVersion"] = "packaging.carvel.dev/v1alpha1"
+		}, status: StatusFailed, msg: `spec.packageMetadata.apiVersion is "packaging.carvel.dev/v1alpha1"; want data.packaging.carvel.dev/v1alpha1`},
 		{name: "Package of the wrong kind", change: func(m map[string]any) { pkgOf(m)["kind"] = "PackageInstall" },
 			status: StatusFailed, msg: `spec.package.kind is "PackageInstall"; want Package`},
 		{name: "no refName", change: func(m map[string]any) { delete(pkgSpec(m), "refName") },

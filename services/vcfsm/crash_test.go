@@ -1,0 +1,309 @@
+package vcfsm_test
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/platform/auth"
+	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/logging"
+	compatibility "github.com/vcfsm/vcfsm/services/compatibility/app"
+	gateway "github.com/vcfsm/vcfsm/services/gateway/app"
+	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
+	precheck "github.com/vcfsm/vcfsm/services/precheck/app"
+	renderer "github.com/vcfsm/vcfsm/services/renderer/app"
+	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
+)
+
+// The durability goal: the real lifecycle binary is SIGKILLed at every
+// step of an upgrade and of a rollback (before the step acts, and after it
+// acted but before that was recorded), restarted on the same data, and the
+// operation completes with no resource lost, duplicated or orphaned and
+// ownership consistent.
+func TestCrashAtEveryStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and restarts the lifecycle binary many times; run without -short")
+	}
+	bin := buildLifecycle(t)
+	peers := startPeers(t)
+	upgrade := []string{"download", "configuration", "compatibility", "precheck-hook", "prechecks", "maintenance", "resources", "cleanup"}
+	for _, step := range upgrade {
+		for _, when := range []string{"before", "after"} {
+			t.Run("upgrade/"+step+":"+when, func(t *testing.T) {
+				c := newCrashWorld(t, bin, peers, "")
+				id := c.installed(t, c.v1)
+				c.restart(t, "upgrade/"+step+":"+when)
+				patch(t, c.world, id, `{"source":"`+c.v2+`"}`, http.StatusAccepted)
+				c.waitFailpoint(t)
+				c.kill(t)
+				c.restart(t, "")
+				poll(t, "the upgrade to finish after the restart", 90*time.Second, func() svcView { return c.get(t, id) }, func(v svcView) bool {
+					return v.Version == "2.0.0" && v.Status == "Healthy"
+				})
+				c.checkConsistent(t, id, "2.0.0", 4)
+			})
+		}
+	}
+	for _, step := range []string{"maintenance", "resources", "cleanup"} {
+		for _, when := range []string{"before", "after"} {
+			t.Run("rollback/"+step+":"+when, func(t *testing.T) {
+				// The RightBundle v2 adds cannot be created: the upgrade
+				// is partial and needs a rollback.
+				c := newCrashWorld(t, bin, peers, "faults: [{kind: RightBundle, op: apply, effect: fail, message: rights not registered}]\n")
+				id := c.installed(t, c.v1)
+				patch(t, c.world, id, `{"source":"`+c.v2+`"}`, http.StatusAccepted)
+				c.waitStatus(t, id, "Unhealthy")
+				c.restart(t, "rollback/"+step+":"+when)
+				resp := c.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollback", map[string]any{})
+				require.Equal(t, http.StatusAccepted, resp.Status, "%s", resp.Body)
+				c.waitFailpoint(t)
+				c.kill(t)
+				c.restart(t, "")
+				poll(t, "the rollback to finish after the restart", 90*time.Second, func() svcView { return c.get(t, id) }, func(v svcView) bool {
+					return v.Version == "1.0.0" && v.Status == "Healthy"
+				})
+				c.checkConsistent(t, id, "1.0.0", 5)
+			})
+		}
+	}
+}
+
+// buildLifecycle builds the real lifecycle binary once.
+func buildLifecycle(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lifecycle")
+	cmd := exec.Command("go", "build", "-o", bin, "../lifecycle/cmd/lifecycle")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "build the lifecycle binary: %s", out)
+	return bin
+}
+
+// peerServices runs compatibility, renderer and precheck in this process.
+type peerServices struct {
+	addr string
+}
+
+func startPeers(t *testing.T) peerServices {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	tokens, err := auth.NewTokens(map[string]string{"e2e": onebox.Token})
+	require.NoError(t, err)
+	log := logging.Discard()
+	comp, err := compatibility.New(ctx, compatibility.Config{}, log)
+	require.NoError(t, err)
+	rend, err := renderer.New(ctx, renderer.Config{}, log)
+	require.NoError(t, err)
+	pre, err := precheck.New(ctx, precheck.Config{}, log)
+	require.NoError(t, err)
+	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens})
+	comp.Register(srv)
+	rend.Register(srv)
+	pre.Register(srv)
+	srv.MarkServing()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, lis, 5*time.Second) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = comp.Close()
+		_ = rend.Close()
+		_ = pre.Close()
+	})
+	return peerServices{addr: lis.Addr().String()}
+}
+
+// crashWorld runs the lifecycle binary as a child process behind an
+// in-process gateway.
+type crashWorld struct {
+	*world
+	bin, dataDir, inventory, seed string
+	peers                         peerServices
+	v1, v2                        string
+	lifecycleAddr                 string
+
+	mu       sync.Mutex
+	cmd      *exec.Cmd
+	logs     []string
+	reached  chan struct{}
+	gateway  *httptest.Server
+	cancelGW context.CancelFunc
+}
+
+func newCrashWorld(t *testing.T, bin string, peers peerServices, seed string) *crashWorld {
+	t.Helper()
+	c := &crashWorld{bin: bin, peers: peers, dataDir: t.TempDir()}
+	c.world = &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t)}
+	c.inventory = filepath.Join(t.TempDir(), "inventory.yaml")
+	require.NoError(t, os.WriteFile(c.inventory, []byte(inventoryYAML), 0o600))
+	c.seed = filepath.Join(t.TempDir(), "seed.yaml")
+	require.NoError(t, os.WriteFile(c.seed, []byte(seed), 0o600))
+	c.v1 = c.publish(t, v1)
+	c.v2 = c.publish(t, v2)
+	c.lifecycleAddr = freeAddr(t)
+
+	// The gateway is in-process and stays up across lifecycle restarts.
+	ctx, cancel := context.WithCancel(context.Background())
+	c.cancelGW = cancel
+	conn, err := grpcx.Dial(c.lifecycleAddr, "")
+	require.NoError(t, err)
+	h, err := gateway.New(ctx, conn, logging.Discard())
+	require.NoError(t, err)
+	c.gateway = httptest.NewServer(h)
+	c.box = &onebox.Box{URL: c.gateway.URL, Client: &http.Client{Timeout: 30 * time.Second}}
+	t.Cleanup(func() {
+		c.stop(t)
+		c.gateway.Close()
+		cancel()
+		_ = conn.Close()
+	})
+	c.restart(t, "")
+	return c
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := lis.Addr().String()
+	require.NoError(t, lis.Close())
+	return addr
+}
+
+// restart (re)starts the lifecycle binary, with failpoints when given.
+func (c *crashWorld) restart(t *testing.T, failpoints string) {
+	t.Helper()
+	c.stop(t)
+	cmd := exec.Command(c.bin,
+		"--listen", c.lifecycleAddr, "--data-dir", c.dataDir,
+		"--compatibility", c.peers.addr, "--renderer", c.peers.addr, "--precheck", c.peers.addr,
+		"--tokens", "e2e:"+onebox.Token, "--service-token", onebox.Token,
+		"--inventory-file", c.inventory, "--simulator-seed", c.seed,
+		"--reconcile-interval", "50ms", "--step-timeout", "60s")
+	cmd.Env = append(os.Environ(), "VCFSM_FAILPOINTS="+failpoints, "SSL_CERT_FILE="+c.tars.CA.PEMFile)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	reached := make(chan struct{})
+	c.mu.Lock()
+	c.cmd, c.reached = cmd, reached
+	c.mu.Unlock()
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		once := sync.Once{}
+		for sc.Scan() {
+			line := sc.Text()
+			c.mu.Lock()
+			c.logs = append(c.logs, line)
+			c.mu.Unlock()
+			if strings.Contains(line, "failpoint reached") {
+				once.Do(func() { close(reached) })
+			}
+		}
+	}()
+	poll(t, "the lifecycle binary to serve", 30*time.Second, func() int {
+		resp, err := c.box.Client.Get(c.box.URL + "/healthz")
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}, func(s int) bool { return s == http.StatusOK })
+}
+
+func (c *crashWorld) waitFailpoint(t *testing.T) {
+	t.Helper()
+	select {
+	case <-c.reached:
+	case <-time.After(90 * time.Second):
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		t.Fatalf("the failpoint was not reached; logs:\n%s", strings.Join(c.logs, "\n"))
+	}
+}
+
+func (c *crashWorld) kill(t *testing.T) {
+	t.Helper()
+	c.mu.Lock()
+	cmd := c.cmd
+	c.cmd = nil
+	c.mu.Unlock()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+	_ = cmd.Wait()
+}
+
+func (c *crashWorld) stop(t *testing.T) {
+	c.mu.Lock()
+	cmd := c.cmd
+	c.cmd = nil
+	c.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+func (c *crashWorld) installed(t *testing.T, source string) string {
+	t.Helper()
+	id := c.create(t, source)
+	c.waitStatus(t, id, "Unresolved")
+	c.activate(t, id)
+	v := c.waitStatus(t, id, "Healthy", "Unhealthy")
+	require.Equal(t, "Healthy", v.Status, "%+v", v.State)
+	return id
+}
+
+// checkConsistent compares the lifecycle service's records with the
+// simulated targets: the same resources, each once, all owned by version.
+func (c *crashWorld) checkConsistent(t *testing.T, id, version string, want int) {
+	t.Helper()
+	v := c.get(t, id)
+	records := map[string]bool{}
+	for _, r := range v.State.Resources {
+		require.Equal(t, version, r.OwnerVersion, "%s %s", r.Type, r.Name)
+		require.Equal(t, "Healthy", r.Status, "%s %s: %s", r.Type, r.Name, r.Message)
+		records[r.Type+"/"+r.Name+"/"+r.Supervisor] = true
+	}
+	require.Len(t, records, want, "%v", records)
+	c.stop(t)
+	sim, err := simulator.Open(simulator.Config{Path: filepath.Join(c.dataDir, "simulated-targets.db")})
+	require.NoError(t, err)
+	defer sim.Close()
+	objs, err := sim.List(context.Background(), "")
+	require.NoError(t, err)
+	owned := 0
+	seen := map[string]bool{}
+	for _, o := range objs {
+		require.False(t, seen[o.Key.String()], "duplicate %s", o.Key)
+		seen[o.Key.String()] = true
+		require.Equal(t, id, o.Owner.ServiceID, "orphaned target resource %s", o.Key)
+		require.Equal(t, version, o.Owner.Version, "%s owned by %s", o.Key, o.Owner.Version)
+		require.Equal(t, []string{"services.vcfa.broadcom.com/cleanup"}, o.Finalizers, "%s", o.Key)
+		owned++
+	}
+	require.Equal(t, want, owned, "every record has exactly one target resource")
+}
