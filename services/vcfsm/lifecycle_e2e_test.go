@@ -12,9 +12,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	lifecycleapp "github.com/vcfsm/vcfsm/services/lifecycle/app"
 	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 )
 
@@ -245,9 +247,12 @@ func TestActivationBlockedByPrecheck(t *testing.T) {
 
 // Hostile tarballs fail the service with a DownloadTask error.
 func TestHostileTarballRejected(t *testing.T) {
-	w := newWorld(t)
+	limits := bundletest.HostileLimits{MaxFiles: 64, MaxFileBytes: 64 << 10, MaxBundleBytes: 256 << 10}
+	w := newWorld(t, func(c *app.Config) {
+		c.Lifecycle.BundleLimits = lifecycleapp.BundleLimits{MaxFiles: limits.MaxFiles, MaxFileBytes: limits.MaxFileBytes, MaxBundleBytes: limits.MaxBundleBytes}
+	})
 	escape := t.TempDir()
-	for _, c := range bundletest.HostileCases(escape, bundletest.HostileLimits{}) {
+	for _, c := range bundletest.HostileCases(escape, limits) {
 		if c.NoTarball {
 			continue
 		}

@@ -60,7 +60,7 @@ type Config struct {
 	// sources and registries (tests; operators use SSL_CERT_FILE).
 	SourceRootCAs *x509.CertPool
 	// BundleLimits bound downloads and extraction (zero: defaults).
-	BundleLimits bundle.Limits
+	BundleLimits BundleLimits
 	// Store is "bolt" (embedded, the default) or "etcd".
 	Store string
 	// EtcdEndpoints and EtcdPrefix locate the etcd store.
@@ -79,6 +79,10 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.SimulatorSeed, "simulator-seed", cli.EnvOr("VCFSM_SIMULATOR_SEED", ""), "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults (env VCFSM_SIMULATOR_SEED)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
+	fs.Int64Var(&c.BundleLimits.MaxDownloadBytes, "bundle-max-download-bytes", 0, "largest bundle tarball downloaded (0: 2 GiB)")
+	fs.Int64Var(&c.BundleLimits.MaxBundleBytes, "bundle-max-bytes", 0, "largest extracted bundle tree (0: 64 MiB)")
+	fs.IntVar(&c.BundleLimits.MaxFiles, "bundle-max-files", 0, "most files in a bundle tree (0: 4096)")
+	fs.Int64Var(&c.BundleLimits.MaxFileBytes, "bundle-max-file-bytes", 0, "largest single file in a bundle tree (0: 16 MiB)")
 	fs.StringVar(&c.Store, "store", cli.EnvOr("VCFSM_STORE", "bolt"), "entity store: bolt (embedded file in --data-dir) or etcd (env VCFSM_STORE)")
 	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", cli.EnvOr("VCFSM_ETCD_ENDPOINTS", "http://127.0.0.1:2379"), "comma-separated etcd client URLs for --store=etcd (env VCFSM_ETCD_ENDPOINTS)")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", cli.EnvOr("VCFSM_ETCD_PREFIX", "/vcfsm/lifecycle/"), "key prefix in etcd (env VCFSM_ETCD_PREFIX)")
@@ -121,6 +125,15 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 	return nil, fmt.Errorf("--store %q: want bolt or etcd", cfg.Store)
 }
 
+// BundleLimits bound what a bundle may be; zero fields take the defaults
+// (2 GiB download, 64 MiB extracted, 4096 files, 16 MiB per file).
+type BundleLimits struct {
+	MaxDownloadBytes int64
+	MaxBundleBytes   int64
+	MaxFiles         int
+	MaxFileBytes     int64
+}
+
 // Service is a running lifecycle service.
 type Service struct {
 	store   store.Store
@@ -157,7 +170,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		return nil, err
 	}
 	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
-		AllowInsecure: cfg.AllowInsecureSources, Limits: cfg.BundleLimits})
+		AllowInsecure: cfg.AllowInsecureSources, Limits: bundle.Limits{
+			MaxDownloadBytes: cfg.BundleLimits.MaxDownloadBytes, MaxBundleBytes: cfg.BundleLimits.MaxBundleBytes,
+			MaxFiles: cfg.BundleLimits.MaxFiles, MaxFileBytes: cfg.BundleLimits.MaxFileBytes,
+		}})
 	if err != nil {
 		return nil, err
 	}
