@@ -5,27 +5,162 @@ package app
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/dustin/go-humanize"
 
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/services/renderer/internal/render"
+	"github.com/vcfsm/vcfsm/services/renderer/internal/sandbox"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/server"
 )
 
-// Config is the renderer service's configuration.
-type Config struct{}
+// Isolation modes.
+const (
+	// IsolationProcess renders in a pool of worker processes bounded in
+	// time and memory: the default, and the only safe mode for bundles
+	// from outside.
+	IsolationProcess = "process"
+	// IsolationInProcess renders in the service's own process, without
+	// bounds: for development and debugging only.
+	IsolationInProcess = "in-process"
+)
 
-// RegisterFlags binds the configuration to flags.
-func (c *Config) RegisterFlags(*flag.FlagSet) {}
+// Config is the renderer service's configuration.
+type Config struct {
+	// Isolation is IsolationProcess or IsolationInProcess.
+	Isolation string
+	// Workers is the number of worker processes.
+	Workers int
+	// Timeout bounds the wall time of one render.
+	Timeout time.Duration
+	// MemoryLimit bounds the memory of one worker.
+	MemoryLimit ByteSize
+	// CacheSize is the number of parsed bundles kept (per worker).
+	CacheSize int
+
+	envErr error
+}
+
+// DefaultConfig returns the defaults the flags start from.
+func DefaultConfig() Config {
+	return Config{
+		Isolation:   IsolationProcess,
+		Workers:     runtime.NumCPU(),
+		Timeout:     10 * time.Second,
+		MemoryLimit: 512 << 20,
+		CacheSize:   32,
+	}
+}
+
+// RegisterFlags binds the configuration to flags. Every flag also reads an
+// environment variable (given in its usage), which the command line
+// overrides.
+func (c *Config) RegisterFlags(fs *flag.FlagSet) {
+	*c = DefaultConfig()
+	fs.StringVar(&c.Isolation, "render-isolation", c.Isolation, "where bundle templates run: process (worker processes bounded by --render-timeout and --render-memory-limit) or in-process (no bounds; development only) (env VCFSM_RENDER_ISOLATION)")
+	fs.IntVar(&c.Workers, "render-workers", c.Workers, "number of render worker processes, i.e. renders in parallel (env VCFSM_RENDER_WORKERS)")
+	fs.DurationVar(&c.Timeout, "render-timeout", c.Timeout, "longest time one render may take before its worker is killed (env VCFSM_RENDER_TIMEOUT)")
+	fs.Var(&c.MemoryLimit, "render-memory-limit", "most memory one render worker may use before it is killed, e.g. 512MiB (env VCFSM_RENDER_MEMORY_LIMIT)")
+	fs.IntVar(&c.CacheSize, "render-cache-size", c.CacheSize, "number of parsed bundles kept per worker, keyed by digest (env VCFSM_RENDER_CACHE_SIZE)")
+	for name, env := range map[string]string{
+		"render-isolation":    "VCFSM_RENDER_ISOLATION",
+		"render-workers":      "VCFSM_RENDER_WORKERS",
+		"render-timeout":      "VCFSM_RENDER_TIMEOUT",
+		"render-memory-limit": "VCFSM_RENDER_MEMORY_LIMIT",
+		"render-cache-size":   "VCFSM_RENDER_CACHE_SIZE",
+	} {
+		if v, ok := os.LookupEnv(env); ok {
+			if err := fs.Set(name, v); err != nil {
+				c.envErr = fmt.Errorf("%s=%q: %w", env, v, err)
+			}
+		}
+	}
+}
+
+// ByteSize is a flag value for sizes such as 512MiB or 1GB.
+type ByteSize int64
+
+// Set implements flag.Value.
+func (b *ByteSize) Set(s string) error {
+	n, err := humanize.ParseBytes(s)
+	if err != nil {
+		return err
+	}
+	*b = ByteSize(n)
+	return nil
+}
+
+func (b *ByteSize) String() string {
+	if b == nil {
+		return ""
+	}
+	return humanize.IBytes(uint64(*b))
+}
+
+// MaybeRunWorker returns at once unless the process was started as a render
+// worker; then it renders until its parent closes the pipe and exits. The
+// renderer re-executes its own binary for its workers, so every binary that
+// runs the renderer (cmd/renderer, the all-in-one, a test binary through
+// TestMain) calls this first thing.
+func MaybeRunWorker() { sandbox.MaybeRunWorker() }
 
 // Service is a running renderer service.
 type Service struct {
 	handler *server.Handler
+	close   func() error
 }
 
-// New builds the service.
-func New(_ context.Context, _ Config, _ *slog.Logger) (*Service, error) {
-	return &Service{handler: server.NewHandler()}, nil
+// New builds the service; with process isolation it starts the workers.
+func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
+	if cfg.envErr != nil {
+		return nil, cfg.envErr
+	}
+	defaults := DefaultConfig()
+	if cfg.Isolation == "" {
+		cfg.Isolation = defaults.Isolation
+	}
+	if cfg.CacheSize == 0 {
+		cfg.CacheSize = defaults.CacheSize
+	}
+	switch cfg.Isolation {
+	case IsolationProcess:
+		if cfg.Workers == 0 {
+			cfg.Workers = defaults.Workers
+		}
+		if cfg.Timeout == 0 {
+			cfg.Timeout = defaults.Timeout
+		}
+		if cfg.MemoryLimit == 0 {
+			cfg.MemoryLimit = defaults.MemoryLimit
+		}
+		pool, err := sandbox.New(sandbox.Config{
+			Workers:        cfg.Workers,
+			Timeout:        cfg.Timeout,
+			MemoryLimit:    int64(cfg.MemoryLimit),
+			CacheSize:      cfg.CacheSize,
+			IsolateNetwork: true,
+			Logger:         log,
+		})
+		if err != nil {
+			return nil, err
+		}
+		log.Info("render workers ready", "workers", cfg.Workers, "timeout", cfg.Timeout, "memory_limit", cfg.MemoryLimit.String())
+		return &Service{handler: server.NewHandler(pool), close: pool.Close}, nil
+	case IsolationInProcess:
+		engine, err := render.NewEngine(cfg.CacheSize)
+		if err != nil {
+			return nil, err
+		}
+		log.Warn("rendering in-process: bundle templates run without time or memory bounds (--render-isolation=in-process is for development only)")
+		return &Service{handler: server.NewHandler(engine), close: func() error { return nil }}, nil
+	}
+	return nil, fmt.Errorf("--render-isolation: %q is neither %s nor %s", cfg.Isolation, IsolationProcess, IsolationInProcess)
 }
 
 // Register adds the gRPC service and its error table to srv.
@@ -34,5 +169,5 @@ func (s *Service) Register(srv *grpcx.Server) {
 	srv.RegisterErrors(rendererv1.RendererService_ServiceDesc.ServiceName, server.ErrorTable)
 }
 
-// Close releases the service's resources.
-func (s *Service) Close() error { return nil }
+// Close stops the render workers.
+func (s *Service) Close() error { return s.close() }

@@ -11,6 +11,8 @@ import (
 )
 
 func main() {
+	// The renderer re-executes this binary for its sandboxed workers.
+	app.MaybeRunWorker()
 	if err := run(); err != nil {
 		fmt.Fprintln(os.Stderr, "renderer:", err)
 		os.Exit(1)
