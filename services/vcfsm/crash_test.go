@@ -83,7 +83,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 }
 
 // buildLifecycle builds the real lifecycle binary once.
-func buildLifecycle(t *testing.T) string {
+func buildLifecycle(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "lifecycle")
 	cmd := exec.Command("go", "build", "-o", bin, "../lifecycle/cmd/lifecycle")
@@ -97,7 +97,7 @@ type peerServices struct {
 	addr string
 }
 
-func startPeers(t *testing.T) peerServices {
+func startPeers(t testing.TB) peerServices {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tokens, err := auth.NewTokens(map[string]string{"e2e": onebox.Token})
@@ -145,7 +145,7 @@ type crashWorld struct {
 	cancelGW context.CancelFunc
 }
 
-func newCrashWorld(t *testing.T, bin string, peers peerServices, seed string) *crashWorld {
+func newCrashWorld(t testing.TB, bin string, peers peerServices, seed string) *crashWorld {
 	t.Helper()
 	c := &crashWorld{bin: bin, peers: peers, dataDir: t.TempDir()}
 	c.world = &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t)}
@@ -176,7 +176,7 @@ func newCrashWorld(t *testing.T, bin string, peers peerServices, seed string) *c
 	return c
 }
 
-func freeAddr(t *testing.T) string {
+func freeAddr(t testing.TB) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -186,7 +186,7 @@ func freeAddr(t *testing.T) string {
 }
 
 // restart (re)starts the lifecycle binary, with failpoints when given.
-func (c *crashWorld) restart(t *testing.T, failpoints string) {
+func (c *crashWorld) restart(t testing.TB, failpoints string) {
 	t.Helper()
 	c.stop(t)
 	cmd := exec.Command(c.bin,
@@ -227,7 +227,7 @@ func (c *crashWorld) restart(t *testing.T, failpoints string) {
 	}, func(s int) bool { return s == http.StatusOK })
 }
 
-func (c *crashWorld) waitFailpoint(t *testing.T) {
+func (c *crashWorld) waitFailpoint(t testing.TB) {
 	t.Helper()
 	select {
 	case <-c.reached:
@@ -238,7 +238,7 @@ func (c *crashWorld) waitFailpoint(t *testing.T) {
 	}
 }
 
-func (c *crashWorld) kill(t *testing.T) {
+func (c *crashWorld) kill(t testing.TB) {
 	t.Helper()
 	c.mu.Lock()
 	cmd := c.cmd
@@ -248,7 +248,7 @@ func (c *crashWorld) kill(t *testing.T) {
 	_ = cmd.Wait()
 }
 
-func (c *crashWorld) stop(t *testing.T) {
+func (c *crashWorld) stop(t testing.TB) {
 	c.mu.Lock()
 	cmd := c.cmd
 	c.cmd = nil
@@ -267,7 +267,7 @@ func (c *crashWorld) stop(t *testing.T) {
 	}
 }
 
-func (c *crashWorld) installed(t *testing.T, source string) string {
+func (c *crashWorld) installed(t testing.TB, source string) string {
 	t.Helper()
 	id := c.create(t, source)
 	c.waitStatus(t, id, "Unresolved")
@@ -279,7 +279,7 @@ func (c *crashWorld) installed(t *testing.T, source string) string {
 
 // checkConsistent compares the lifecycle service's records with the
 // simulated targets: the same resources, each once, all owned by version.
-func (c *crashWorld) checkConsistent(t *testing.T, id, version string, want int) {
+func (c *crashWorld) checkConsistent(t testing.TB, id, version string, want int) {
 	t.Helper()
 	v := c.get(t, id)
 	records := map[string]bool{}

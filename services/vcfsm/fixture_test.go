@@ -218,7 +218,7 @@ regions:
         vcenterName: vcenter2.example.com
 `
 
-func newWorld(t *testing.T, opts ...onebox.Option) *world {
+func newWorld(t testing.TB, opts ...onebox.Option) *world {
 	t.Helper()
 	w := &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t)}
 	inv := filepath.Join(t.TempDir(), "inventory.yaml")
@@ -236,7 +236,7 @@ func newWorld(t *testing.T, opts ...onebox.Option) *world {
 
 // publish builds a version's bundle, pushes it to the registry and offers
 // it as a tarball; it returns the tarball URL.
-func (w *world) publish(t *testing.T, v arcturusVersion) string {
+func (w *world) publish(t testing.TB, v arcturusVersion) string {
 	t.Helper()
 	spec := v.spec()
 	if w.schemaPatch != nil {
@@ -265,7 +265,7 @@ func (w *world) publish(t *testing.T, v arcturusVersion) string {
 var v1 = arcturusVersion{Version: "1.0.0", SSVersion: "1.0.0", Rights: []string{"RIGHT_ORGANIZATION_VIEW"}, ServiceAccount: true, PluginVCFA: ">=9.0"}
 
 // poll calls get until ok holds or the deadline passes.
-func poll[T any](t *testing.T, what string, timeout time.Duration, get func() T, ok func(T) bool) T {
+func poll[T any](t testing.TB, what string, timeout time.Duration, get func() T, ok func(T) bool) T {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	var last T
@@ -323,7 +323,7 @@ type stateView struct {
 	OrphanedResources []struct{ Type, Name, Message string } `json:"orphanedResources"`
 }
 
-func (w *world) get(t *testing.T, id string) svcView {
+func (w *world) get(t testing.TB, id string) svcView {
 	t.Helper()
 	resp := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"?state=true", nil)
 	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
@@ -332,7 +332,7 @@ func (w *world) get(t *testing.T, id string) svcView {
 	return v
 }
 
-func (w *world) waitStatus(t *testing.T, id string, want ...string) svcView {
+func (w *world) waitStatus(t testing.TB, id string, want ...string) svcView {
 	t.Helper()
 	return poll(t, "status "+strings.Join(want, "|")+" of "+id, 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		for _, s := range want {
@@ -344,7 +344,7 @@ func (w *world) waitStatus(t *testing.T, id string, want ...string) svcView {
 	})
 }
 
-func (w *world) create(t *testing.T, source string) string {
+func (w *world) create(t testing.TB, source string) string {
 	t.Helper()
 	resp := w.box.Do(t, http.MethodPost, "/v2/vcf-services", map[string]any{"source": source})
 	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
@@ -354,7 +354,7 @@ func (w *world) create(t *testing.T, source string) string {
 }
 
 // activate accepts what render-access-grants says and activates.
-func (w *world) activate(t *testing.T, id string) {
+func (w *world) activate(t testing.TB, id string) {
 	t.Helper()
 	inv := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/inventory", nil)
 	require.Equal(t, http.StatusOK, inv.Status, "%s", inv.Body)
@@ -364,7 +364,7 @@ func (w *world) activate(t *testing.T, id string) {
 	require.Equal(t, http.StatusAccepted, resp.Status, "%s", resp.Body)
 }
 
-func (w *world) installed(t *testing.T, source string) string {
+func (w *world) installed(t testing.TB, source string) string {
 	t.Helper()
 	id := w.create(t, source)
 	w.waitStatus(t, id, "Unresolved")

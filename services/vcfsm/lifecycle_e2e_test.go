@@ -136,7 +136,7 @@ func TestInstallActivatePauseResumeDelete(t *testing.T) {
 	require.ErrorIs(t, err, target.ErrNotFound)
 }
 
-func patch(t *testing.T, w *world, id, body string, want int) onebox.Response {
+func patch(t testing.TB, w *world, id, body string, want int) onebox.Response {
 	t.Helper()
 	resp := w.box.Do(t, http.MethodPatch, "/v2/vcf-services/"+id, []byte(body))
 	require.Equal(t, want, resp.Status, "PATCH %s: %s", body, resp.Body)
@@ -345,7 +345,7 @@ func TestSupervisorUpgradeChecks(t *testing.T) {
 	require.True(t, found, "%+v", v.State.ErrorDetails)
 }
 
-func inventoryJSON(t *testing.T, w *world) string {
+func inventoryJSON(t testing.TB, w *world) string {
 	resp := w.box.Do(t, http.MethodGet, "/v2/inventory", nil)
 	require.Equal(t, http.StatusOK, resp.Status)
 	return string(resp.Body)

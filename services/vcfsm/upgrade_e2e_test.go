@@ -43,7 +43,7 @@ type planView struct {
 	} `json:"dynamicChecks"`
 }
 
-func (w *world) plan(t *testing.T, id, source string) planView {
+func (w *world) plan(t testing.TB, id, source string) planView {
 	t.Helper()
 	resp := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/upgrade-plan", map[string]any{"source": source})
 	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
@@ -61,7 +61,7 @@ func actions(p planView) map[string]string {
 }
 
 // owned maps "<kind>/<identity>" to the owner version on the targets.
-func (w *world) owned(t *testing.T, id string) map[string]string {
+func (w *world) owned(t testing.TB, id string) map[string]string {
 	t.Helper()
 	objs, err := w.sim.List(context.Background(), id)
 	require.NoError(t, err)
@@ -137,7 +137,7 @@ type event struct {
 	Status, Phase, LifecycleState, Version string
 }
 
-func (w *world) watch(t *testing.T, ctx context.Context, id string) <-chan event {
+func (w *world) watch(t testing.TB, ctx context.Context, id string) <-chan event {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.box.URL+"/v2/vcf-services/"+id+"/watch", nil)
 	require.NoError(t, err)
@@ -177,7 +177,7 @@ type hookServer struct {
 	got    []string
 }
 
-func newHook(t *testing.T) *hookServer {
+func newHook(t testing.TB) *hookServer {
 	h := &hookServer{status: 200, body: `{"results":[]}`}
 	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -308,7 +308,7 @@ func ver(version string, annotations map[string]string) arcturusVersion {
 
 // publishSpec publishes a version, optionally with a values schema that
 // the current configuration does not satisfy (a new required property).
-func (w *world) publishSpec(t *testing.T, v arcturusVersion, requireTier bool) string {
+func (w *world) publishSpec(t testing.TB, v arcturusVersion, requireTier bool) string {
 	t.Helper()
 	if !requireTier {
 		return w.publish(t, v)

@@ -117,6 +117,11 @@ func (m *Manager) reconcile(ctx context.Context, svc *Service) error {
 	if err != nil {
 		return err
 	}
+	if m.sweepDue(svc.ID) {
+		if _, err := m.sweepOrphans(ctx, svc.ID, all); err != nil {
+			m.log.Warn("sweep orphaned target resources", "service", svc.ID, "error", err)
+		}
+	}
 	probe := svc.Clone()
 	m.setStatusFromResources(probe, all)
 	if probe.Status == svc.Status && probe.LastKnownGood == svc.LastKnownGood {
@@ -130,6 +135,22 @@ func (m *Manager) reconcile(ctx context.Context, svc *Service) error {
 		return nil
 	})
 	return err
+}
+
+// sweepDue spaces out orphan sweeps (they list the targets): once per
+// 30 controller periods per service.
+func (m *Manager) sweepDue(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastSweep == nil {
+		m.lastSweep = map[string]time.Time{}
+	}
+	now := m.now()
+	if last, ok := m.lastSweep[id]; ok && now.Sub(last) < 30*m.cfg.ReconcileInterval {
+		return false
+	}
+	m.lastSweep[id] = now
+	return true
 }
 
 // sameSpec reports whether the target holds what the record wants, for

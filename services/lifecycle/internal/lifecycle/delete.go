@@ -20,6 +20,16 @@ func (m *Manager) deleteStep(ctx context.Context, r *run, name string) error {
 		if err := m.removeResources(ctx, r.svc, res, r.op.Params.Force, &orphans); err != nil {
 			return err
 		}
+		// Anything the service still owns on a target without a record
+		// goes too.
+		left, err := m.sweepOrphans(ctx, r.op.ServiceID, nil)
+		switch {
+		case err != nil && !r.op.Params.Force:
+			return fmt.Errorf("list the service's target resources: %w: %w", err, ErrUnavailable)
+		case len(left) > 0 && !r.op.Params.Force:
+			return fmt.Errorf("%d target resource(s) without a record could not be removed (retrying): %s: %w", len(left), left[0].Message, ErrUnavailable)
+		}
+		orphans = append(orphans, left...)
 		if len(orphans) > 0 {
 			r.op.Orphans = append(r.op.Orphans, orphans...)
 			for _, o := range orphans {
@@ -38,6 +48,68 @@ func (m *Manager) deleteStep(ctx context.Context, r *run, name string) error {
 		})
 	}
 	return fmt.Errorf("delete has no step %q", name)
+}
+
+// decommissionTargets removes the target objects of records whose target
+// changed, leaving the records (they are about to be replaced). Without a
+// cleanup finalizer the object is released instead of deleted.
+func (m *Manager) decommissionTargets(ctx context.Context, res []*Resource) error {
+	var mu sync.Mutex
+	var failed []error
+	_ = m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
+		r := res[i]
+		if r.Kind == "Overlay" {
+			return nil
+		}
+		var err error
+		if slices.Contains(r.Finalizers, FinalizerCleanup) {
+			err = m.driver.Delete(ctx, r.Target)
+		} else {
+			err = m.driver.Release(ctx, r.Target)
+		}
+		if err != nil {
+			mu.Lock()
+			failed = append(failed, fmt.Errorf("%s %s on %s: %w", r.Kind, r.Name, r.Target, err))
+			mu.Unlock()
+		}
+		return nil
+	})
+	if len(failed) > 0 {
+		return fmt.Errorf("decommissioning %d replaced target resource(s) failed (retrying): %w: %w", len(failed), errors.Join(failed...), ErrUnavailable)
+	}
+	return nil
+}
+
+// sweepOrphans removes target objects the service owns that no record
+// refers to: left behind by an interrupted change, they would otherwise
+// block the next owner. Returns what could not be removed.
+func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Resource) ([]Orphan, error) {
+	objs, err := m.driver.List(ctx, svcID)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, r := range records {
+		known[r.Target.String()] = true
+	}
+	var left []Orphan
+	for _, o := range objs {
+		if known[o.Key.String()] {
+			continue
+		}
+		var err error
+		if slices.Contains(o.Finalizers, FinalizerCleanup) {
+			err = m.driver.Delete(ctx, o.Key)
+		} else {
+			err = m.driver.Release(ctx, o.Key)
+		}
+		if err != nil {
+			left = append(left, Orphan{Kind: o.Kind, Name: o.Identity, Target: o.Key, Message: err.Error()})
+			continue
+		}
+		m.log.Info("removed a target resource no record referred to", "service", svcID, "target", o.Key.String())
+	}
+	return left, nil
 }
 
 // removeResources deletes resource records. Those with finalizers clean up

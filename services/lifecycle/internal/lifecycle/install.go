@@ -374,11 +374,13 @@ func (m *Manager) applyRendered(ctx context.Context, svc *Service, rend *rendere
 	for _, r := range have {
 		existing[r.ID] = r
 	}
-	var apply []*Resource
+	var apply, retargeted []*Resource
 	wanted := map[string]bool{}
 	for _, w := range want {
 		wanted[w.ID] = true
-		if old, ok := existing[w.ID]; ok {
+		if old, ok := existing[w.ID]; ok && old.Target != w.Target {
+			retargeted = append(retargeted, old)
+		} else if ok {
 			w.Finalizers, w.Adopted, w.ExternalID = old.Finalizers, old.Adopted, old.ExternalID
 			if old.Hash == w.Hash && old.Status == target.StatusHealthy && old.OwnerVersion == version && old.Target == w.Target {
 				continue
@@ -391,6 +393,9 @@ func (m *Manager) applyRendered(ctx context.Context, svc *Service, rend *rendere
 		if !wanted[old.ID] {
 			removed = append(removed, old)
 		}
+	}
+	if err := m.decommissionTargets(ctx, retargeted); err != nil {
+		return err
 	}
 	// Record what is about to be applied before touching a target.
 	if err := m.update(ctx, func(tx Tx) error {

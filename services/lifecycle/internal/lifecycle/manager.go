@@ -85,7 +85,9 @@ type Manager struct {
 	mu      sync.Mutex
 	running map[string]bool // operations being executed, by key
 	cancels map[string]context.CancelFunc
-	started bool
+	// lastSweep spaces the orphan sweeps per service.
+	lastSweep map[string]time.Time
+	started   bool
 }
 
 // NewManager builds a manager; Start runs its background work.

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -374,11 +374,19 @@ func (m *Manager) moveResources(ctx context.Context, svc *Service, rend *rendere
 		existing[r.ID] = r
 	}
 	wanted := map[string]bool{}
-	var create, transfer []*Resource
+	var create, transfer, retargeted []*Resource
 	for _, w := range want {
 		wanted[w.ID] = true
 		old, ok := existing[w.ID]
 		if !ok {
+			create = append(create, w)
+			continue
+		}
+		if old.Target != w.Target {
+			// The resource's target identity changed (e.g. a registry's
+			// endpoint): the old target object is decommissioned and a
+			// new one created.
+			retargeted = append(retargeted, old)
 			create = append(create, w)
 			continue
 		}
@@ -394,6 +402,11 @@ func (m *Manager) moveResources(ctx context.Context, svc *Service, rend *rendere
 		if !wanted[r.ID] {
 			removed = append(removed, r)
 		}
+	}
+	// Old target objects go before the records that point at them are
+	// replaced: a restart in between finds the old records and retries.
+	if err := m.decommissionTargets(ctx, retargeted); err != nil {
+		return err
 	}
 	if err := m.update(ctx, func(tx Tx) error {
 		for _, r := range append(slices.Clone(create), transfer...) {
