@@ -93,6 +93,9 @@ type Manager struct {
 // NewManager builds a manager; Start runs its background work.
 func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, driver target.Driver) *Manager {
 	cfg.defaults()
+	if bundles != nil {
+		bundles = newBundleCache(bundles, 64)
+	}
 	return &Manager{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
 		hub:        newHub(),
