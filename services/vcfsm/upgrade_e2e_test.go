@@ -456,4 +456,3 @@ func TestStuckUpgradeRecoveredByRollback(t *testing.T) {
 	hist := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/history", nil)
 	require.Contains(t, string(hist.Body), `"outcome":"RolledBack"`)
 }
-

@@ -59,10 +59,10 @@ type System struct {
 	log       *slog.Logger
 	lifecycle *lifecycle.Service
 	closers   []io.Closer
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	errMu   sync.Mutex
-	err     error
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	errMu     sync.Mutex
+	err       error
 }
 
 // Start brings every service up and returns once they are listening.
@@ -205,4 +205,3 @@ func (s *System) closeAll() {
 	}
 	s.closers = nil
 }
-
