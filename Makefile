@@ -37,7 +37,7 @@ generate: tools
 	buf generate
 
 ## verify: everything CI checks besides tests
-verify: verify-generate buf-lint buf-format fmt vet
+verify: verify-generate buf-lint buf-format fmt vet lint
 
 ## verify-generate: fail when gen/ is not what proto/ generates
 verify-generate: generate
@@ -54,6 +54,14 @@ buf-format: tools
 buf-breaking: tools
 	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
 		buf breaking --against '.git#branch=main'; else echo "no contracts on main yet: skipping buf breaking"; fi
+
+## lint: golangci-lint (pinned in tools/lint) over every module
+lint: .bin/golangci-lint
+	@set -e; for m in $(MODULES); do [ "$$m" = gen ] && continue; echo "== lint $$m"; (cd $$m && $(CURDIR)/.bin/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
+
+.bin/golangci-lint: tools/lint/go.mod
+	@mkdir -p .bin
+	GOWORK=off go build -C tools/lint -o $(CURDIR)/.bin/golangci-lint github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '^gen/')); if [ -n "$$out" ]; then echo "gofmt needed: $$out" >&2; exit 1; fi

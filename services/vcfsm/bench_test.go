@@ -41,20 +41,20 @@ const scaleServer = `#@ load("@ytt:data", "data")
 #@       "kind": "SupervisorRegistry",
 #@       "metadata": {"labels": {"services.vcfa.broadcom.com/name": "registry-%%d" %% (i + %[2]d)}},
 #@       "spec": {"region": region["name"], "supervisor": region["hostSupervisor"]["name"],
-#@                "endpoint": "registry-%%d.%[3]s.example.com:5000" %% (i + %[2]d)},
+#@                "endpoint": "registry-%%d.%[3]s.example.com:5000" %% (i + %[2]d), "username": "%[4]s"},
 #@     })
 #@   end
 #@   return docs
 #@ end
 `
 
-// scaleVersion: registries numbered from offset; domain changes the
-// endpoints of the registries both versions share (reconfigured).
-func scaleVersion(version string, registries, offset int, domain string) bundletest.BundleSpec {
+// scaleVersion: registries numbered from offset; domain is part of their
+// endpoints (their identity on the Supervisor), user a plain setting.
+func scaleVersion(version string, registries, offset int, domain, user string) bundletest.BundleSpec {
 	v := arcturusVersion{Version: version, SSVersion: "1.0.0"}
 	spec := v.spec()
 	spec.Name = "scale.example.com"
-	spec.ConfigFiles["server.lib.yml"] = fmt.Sprintf(scaleServer, registries, offset, domain)
+	spec.ConfigFiles["server.lib.yml"] = fmt.Sprintf(scaleServer, registries, offset, domain, user)
 	return spec
 }
 
@@ -73,7 +73,7 @@ type scaleWorld struct {
 	sources []string
 }
 
-func newScaleWorld(b testing.TB, supervisors int) *scaleWorld {
+func newScaleWorld(b testing.TB, supervisors int, versions ...bundletest.BundleSpec) *scaleWorld {
 	inv := filepath.Join(b.TempDir(), "inventory.yaml")
 	require.NoError(b, os.WriteFile(inv, []byte(scaleInventory(supervisors)), 0o600))
 	w := &world{reg: bundletest.NewRegistry(b), tars: bundletest.NewTarServer(b)}
@@ -84,13 +84,7 @@ func newScaleWorld(b testing.TB, supervisors int) *scaleWorld {
 	})
 	sw := &scaleWorld{world: w}
 	ssImage := bundletest.PushSupervisorServiceBundle(b, w.reg, "scale-ss:1.0.0", "scale-ss.example.com", "1.0.0")
-	for _, spec := range []bundletest.BundleSpec{
-		scaleVersion("1.0.0", 9, 0, "a"),
-		// v2: registries 3..11 of which 3..8 are shared (reconfigured:
-		// new domain), 0..2 removed, 9..11 new; the SupervisorService is
-		// unchanged.
-		scaleVersion("2.0.0", 9, 3, "b"),
-	} {
+	for _, spec := range versions {
 		spec.Images = []bundletest.BundleImage{{Image: ssImage}}
 		spec.SystemValues = map[string]any{"supervisorService": bundletest.SupervisorServiceValues(ssImage, "scale-ss.example.com", "1.0.0")}
 		dir := bundletest.NewBundleDir(b, spec)
@@ -122,8 +116,16 @@ func (w *world) waitWatch(tb testing.TB, ctx context.Context, events <-chan even
 
 // Activating 500 resources across 50 simulated Supervisors, from the
 // PATCH to Healthy.
+// scaleUpgrade: registries 3..8 are shared and get a new username
+// (reconfigured), 0..2 are removed, 9..11 new; the SupervisorService is
+// unchanged. Per Supervisor 1 unchanged, 6 reconfigured, 3 removed, 3 new.
+var scaleUpgrade = []bundletest.BundleSpec{
+	scaleVersion("1.0.0", 9, 0, "a", "admin"),
+	scaleVersion("2.0.0", 9, 3, "a", "operator"),
+}
+
 func BenchmarkActivate500Resources50Supervisors(b *testing.B) {
-	w := newScaleWorld(b, 50)
+	w := newScaleWorld(b, 50, scaleUpgrade...)
 	for range b.N {
 		b.StopTimer()
 		id := w.create(b, w.sources[0])
@@ -145,7 +147,7 @@ func BenchmarkActivate500Resources50Supervisors(b *testing.B) {
 // Upgrading the same service: 150 new, 150 decommissioned, 300
 // reconfigured, 50 unchanged resources across 50 Supervisors.
 func BenchmarkUpgrade500Resources50Supervisors(b *testing.B) {
-	w := newScaleWorld(b, 50)
+	w := newScaleWorld(b, 50, scaleUpgrade...)
 	for range b.N {
 		b.StopTimer()
 		id := w.create(b, w.sources[0])
@@ -176,7 +178,7 @@ func BenchmarkUpgrade500Resources50Supervisors(b *testing.B) {
 // new target object: the old one is decommissioned, nothing is left
 // behind, and deleting the service leaves the targets empty.
 func TestUpgradeReplacesRetargetedResources(t *testing.T) {
-	w := newScaleWorld(t, 2)
+	w := newScaleWorld(t, 2, scaleVersion("1.0.0", 9, 0, "a", "admin"), scaleVersion("2.0.0", 9, 3, "b", "admin"))
 	id := w.create(t, w.sources[0])
 	w.waitStatus(t, id, "Unresolved")
 	w.activate(t, id)
