@@ -37,7 +37,7 @@ generate: tools
 	buf generate
 
 ## verify: everything CI checks besides tests
-verify: verify-generate buf-lint buf-format fmt vet lint
+verify: verify-generate buf-lint buf-format buf-breaking fmt vet lint
 
 ## verify-generate: fail when gen/ is not what proto/ generates
 verify-generate: generate
@@ -50,10 +50,15 @@ buf-lint: tools
 buf-format: tools
 	@buf format -d --exit-code || (echo "proto files are not buf-formatted: run 'buf format -w'" >&2; exit 1)
 
-## buf-breaking: compare the contracts with main (when main has them)
+## buf-breaking: the contracts must not break compared with main (or, on
+## main itself, with the previous commit), once contracts exist there
 buf-breaking: tools
-	@if git rev-parse --verify -q main >/dev/null && git cat-file -e main:buf.yaml 2>/dev/null; then \
-		buf breaking --against '.git#branch=main'; else echo "no contracts on main yet: skipping buf breaking"; fi
+	@base=""; \
+	if git rev-parse -q --verify main >/dev/null && [ "$$(git rev-parse main)" != "$$(git rev-parse HEAD)" ]; then base=$$(git rev-parse main); \
+	elif git rev-parse -q --verify HEAD~1 >/dev/null; then base=$$(git rev-parse HEAD~1); fi; \
+	if [ -n "$$base" ] && git cat-file -e "$$base:buf.yaml" 2>/dev/null; then \
+		echo "buf breaking against $$base"; buf breaking --against ".git#ref=$$base"; \
+	else echo "no earlier commit with contracts: skipping buf breaking"; fi
 
 ## lint: golangci-lint (pinned in tools/lint) over every module
 lint: .bin/golangci-lint

@@ -141,7 +141,7 @@ func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duratio
 		s.Stop()
 		<-done
 	}
-	<-errc
+	<-errc //nolint:errcheck // only waits for Serve to return: after (Graceful)Stop its result is nil and the shutdown has succeeded
 	return nil
 }
 

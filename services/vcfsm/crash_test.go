@@ -120,7 +120,7 @@ func startPeers(t testing.TB) peerServices {
 	go func() { done <- srv.Serve(ctx, lis, 5*time.Second) }()
 	t.Cleanup(func() {
 		cancel()
-		<-done
+		require.NoError(t, <-done, "serving the peer services")
 		_ = comp.Close()
 		_ = rend.Close()
 		_ = pre.Close()
@@ -222,7 +222,7 @@ func (c *crashWorld) restart(t testing.TB, failpoints string) {
 		if err != nil {
 			return 0
 		}
-		resp.Body.Close()
+		_ = resp.Body.Close()
 		return resp.StatusCode
 	}, func(s int) bool { return s == http.StatusOK })
 }
@@ -292,14 +292,14 @@ func (c *crashWorld) checkConsistent(t testing.TB, id, version string, want int)
 	c.stop(t)
 	sim, err := simulator.Open(simulator.Config{Path: filepath.Join(c.dataDir, "simulated-targets.db")})
 	require.NoError(t, err)
-	defer sim.Close()
+	defer func() { _ = sim.Close() }()
 	objs, err := sim.List(context.Background(), "")
 	require.NoError(t, err)
 	owned := 0
 	seen := map[string]bool{}
 	for _, o := range objs {
-		require.False(t, seen[o.Key.String()], "duplicate %s", o.Key)
-		seen[o.Key.String()] = true
+		require.False(t, seen[o.String()], "duplicate %s", o.Key)
+		seen[o.String()] = true
 		require.Equal(t, id, o.Owner.ServiceID, "orphaned target resource %s", o.Key)
 		require.Equal(t, version, o.Owner.Version, "%s owned by %s", o.Key, o.Owner.Version)
 		require.Equal(t, []string{"services.vcfa.broadcom.com/cleanup"}, o.Finalizers, "%s", o.Key)

@@ -70,7 +70,7 @@ func TestReflectionListsAllServices(t *testing.T) {
 	box := onebox.Start(t)
 	conn, err := grpc.NewClient(box.GRPCAddr, grpc.WithTransportCredentials(insecure.NewCredentials()))
 	require.NoError(t, err)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 

@@ -102,7 +102,7 @@ func TestInstallActivatePauseResumeDelete(t *testing.T) {
 	require.ErrorIs(t, err, target.ErrNotFound)
 
 	patch(t, w, id, `{"lifecycleState":"active"}`, http.StatusAccepted)
-	poll(t, "the GlobalRole restored", 30*time.Second, func() error {
+	_ = poll(t, "the GlobalRole restored", 30*time.Second, func() error {
 		_, err := w.sim.Get(context.Background(), role)
 		return err
 	}, func(err error) bool { return err == nil })
@@ -289,7 +289,7 @@ func TestWatchStreams(t *testing.T) {
 	req.Header.Set("Authorization", "Bearer "+onebox.Token)
 	resp, err := w.box.Client.Do(req)
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	sc := bufio.NewScanner(resp.Body)
 	var seen []string

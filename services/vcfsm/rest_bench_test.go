@@ -63,7 +63,7 @@ func load(b *testing.B, url, token string) {
 				return
 			}
 			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
+			_ = resp.Body.Close()
 			if resp.StatusCode != http.StatusOK {
 				b.Errorf("status %d", resp.StatusCode)
 				return

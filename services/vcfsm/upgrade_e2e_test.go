@@ -142,13 +142,13 @@ func (w *world) watch(t testing.TB, ctx context.Context, id string) <-chan event
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.box.URL+"/v2/vcf-services/"+id+"/watch", nil)
 	require.NoError(t, err)
 	req.Header.Set("Authorization", "Bearer onebox-test-token-0123456789abcdef")
-	resp, err := w.box.Client.Do(req)
+	resp, err := w.box.Client.Do(req) //nolint:bodyclose // the goroutine below closes it when the stream ends; bodyclose does not follow go statements
 	require.NoError(t, err)
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	out := make(chan event)
 	go func() {
 		defer close(out)
-		defer resp.Body.Close()
+		defer func() { _ = resp.Body.Close() }()
 		dec := json.NewDecoder(resp.Body)
 		for {
 			var m struct {

@@ -36,7 +36,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "temp dir:", err)
 		return 1
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	srv, err := startEtcd(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -238,8 +238,10 @@ func testReadYourWrites(t *testing.T, open Opener) {
 		if err := tx.Delete("services", "a", rev); err != nil {
 			return err
 		}
-		if _, err := tx.Get("services", "a"); !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("deleted key still readable inside the transaction: %v", err)
+		if _, err := tx.Get("services", "a"); err == nil {
+			return errors.New("deleted key still readable inside the transaction")
+		} else if !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("deleted key still readable inside the transaction: %w", err)
 		}
 		_, err = tx.Put("services", "a", []byte("2"), store.MustNotExist)
 		return err

@@ -245,7 +245,7 @@ func TestCallsNeedAToken(t *testing.T) {
 	_, addr := startServer(t, app.Config{})
 	conn, err := grpcx.Dial(addr, "")
 	require.NoError(t, err)
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_, err = compatibilityv1.NewCompatibilityServiceClient(conn).EvaluateInstall(context.Background(),
 		&compatibilityv1.EvaluateInstallRequest{Package: pv("1.0.0", nil)})
 	require.Equal(t, codes.Unauthenticated, status.Code(err))

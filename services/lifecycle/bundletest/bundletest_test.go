@@ -164,7 +164,10 @@ func TestTLSRegistry(t *testing.T) {
 
 	untrusted := http.DefaultTransport.(*http.Transport).Clone()
 	untrusted.TLSClientConfig = &tls.Config{RootCAs: bundletest.NewCA(t).Pool, MinVersion: tls.VersionTLS12}
-	_, err = (&http.Client{Transport: untrusted}).Do(mustRequest(t, "https://"+reg.Host+"/v2/"))
+	resp, err := (&http.Client{Transport: untrusted}).Do(mustRequest(t, "https://"+reg.Host+"/v2/"))
+	if err == nil {
+		_ = resp.Body.Close()
+	}
 	require.ErrorContains(t, err, "certificate signed by unknown authority", "another CA does not trust it")
 }
 

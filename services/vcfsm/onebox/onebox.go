@@ -105,7 +105,7 @@ func (b *Box) DoWithToken(t testing.TB, token, method, path string, body any) Re
 	}
 	resp, err := b.Client.Do(req)
 	require.NoError(t, err)
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}

@@ -41,6 +41,6 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer svc.Close()
+	defer func() { _ = svc.Close() }()
 	return cli.ServeGRPC(ctx, log, *listen, tokens, svc)
 }

@@ -123,7 +123,7 @@ func TestBenchmarkLoopsAgree(t *testing.T) {
 	checks, pairs := buildBenchChecks(t)
 	results := evaluateLoop(checks, nil)
 	failed := bareLoop(pairs)
-	require.Equal(t, failed, len(results), "both loops fail the same checks")
+	require.Len(t, results, failed, "both loops fail the same checks")
 	require.Greater(t, failed, benchChecks/5, "the data exercises failing checks")
 	require.Less(t, failed, benchChecks*4/5, "the data exercises passing checks")
 	for i := range checks {

@@ -1,7 +1,6 @@
 package constraint
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,7 +37,7 @@ func TestSyntaxAInvalid(t *testing.T) {
 			require.Error(t, err, "expression %q must be rejected", row.expr)
 			require.ErrorIs(t, err, ErrInvalid)
 			var pe *ParseError
-			require.True(t, errors.As(err, &pe))
+			require.ErrorAs(t, err, &pe)
 			require.Equal(t, row.expr, pe.Expression, "the offending string is echoed verbatim")
 			require.Contains(t, err.Error(), fmt.Sprintf("%q", row.expr))
 			require.Contains(t, err.Error(), row.reason)

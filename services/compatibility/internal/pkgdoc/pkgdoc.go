@@ -145,7 +145,7 @@ func splitDocuments(data []byte) ([]*document, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%w: package.yml document %d is not valid YAML: %v", ErrInvalidPackage, i, err)
+			return nil, fmt.Errorf("%w: package.yml document %d is not valid YAML: %w", ErrInvalidPackage, i, err)
 		}
 		if len(n.Content) == 0 || isNull(resolve(n.Content[0])) {
 			continue // an empty document, e.g. after a leading "---"

@@ -43,7 +43,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	handler, err := app.New(ctx, conn, log)
 	if err != nil {
 		return err

@@ -47,13 +47,13 @@ func run() error {
 	}
 	srv := &http.Server{Handler: registry.New(registry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(lis) }()
-	defer srv.Close()
+	defer func() { _ = srv.Close() }()
 
 	dir, err := os.MkdirTemp("", "demo-bundle-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	if err := copyTree(dir); err != nil {
 		return err
 	}

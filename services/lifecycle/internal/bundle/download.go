@@ -29,7 +29,8 @@ func newHTTPClient(cfg Config) (*http.Transport, *http.Client) {
 			if len(via) >= maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
 			}
-			if req.URL.Scheme != "https" && !(cfg.AllowInsecure && req.URL.Scheme == "http") {
+			insecureAllowed := cfg.AllowInsecure && req.URL.Scheme == "http"
+			if req.URL.Scheme != "https" && !insecureAllowed {
 				return fmt.Errorf("refusing redirect to non-https URL %s", redactURL(req.URL))
 			}
 			return nil
@@ -51,7 +52,7 @@ func redactURL(u *url.URL) string {
 func (f *Fetcher) download(ctx context.Context, u *url.URL, rep *reporter) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return "", fmt.Errorf("%w: GET %s: %v", ErrFetch, redactURL(u), err)
+		return "", fmt.Errorf("%w: GET %s: %w", ErrFetch, redactURL(u), err)
 	}
 	req.Header.Set("Accept", "application/x-tar, application/octet-stream;q=0.9, */*;q=0.1")
 	rep.report(StepDownloading, 0)
@@ -59,7 +60,7 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, rep *reporter) (stri
 	if err != nil {
 		return "", classifyNetError(ctx, fmt.Sprintf("GET %s", redactURL(u)), err)
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
 		snippet, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 		detail := ""
@@ -130,13 +131,13 @@ func classifyNetError(ctx context.Context, what string, err error) error {
 	var verifyErr *tls.CertificateVerificationError
 	switch {
 	case errors.As(err, &unknownCA):
-		return fmt.Errorf("%w: %s: TLS: the server certificate is signed by an authority this service does not trust (add its CA to the trusted roots): %v", ErrFetch, what, err)
+		return fmt.Errorf("%w: %s: TLS: the server certificate is signed by an authority this service does not trust (add its CA to the trusted roots): %w", ErrFetch, what, err)
 	case errors.As(err, &hostErr):
-		return fmt.Errorf("%w: %s: TLS: the server certificate does not match the host name: %v", ErrFetch, what, err)
+		return fmt.Errorf("%w: %s: TLS: the server certificate does not match the host name: %w", ErrFetch, what, err)
 	case errors.As(err, &invalid), errors.As(err, &verifyErr):
-		return fmt.Errorf("%w: %s: TLS: invalid server certificate: %v", ErrFetch, what, err)
+		return fmt.Errorf("%w: %s: TLS: invalid server certificate: %w", ErrFetch, what, err)
 	}
-	return fmt.Errorf("%w: %s: %v", ErrFetch, what, err)
+	return fmt.Errorf("%w: %s: %w", ErrFetch, what, err)
 }
 
 // printable keeps an error body snippet safe to put in a status message.

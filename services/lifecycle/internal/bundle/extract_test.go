@@ -60,7 +60,7 @@ func extractEntries(t *testing.T, dir string, layer []byte) error {
 	t.Helper()
 	x, err := newExtractor(dir, testLimits)
 	require.NoError(t, err)
-	defer x.Close()
+	defer func() { _ = x.Close() }()
 	return x.extractTar(context.Background(), bytes.NewReader(layer), "test-layer")
 }
 

@@ -208,7 +208,7 @@ func (f *Fetcher) extractImage(ctx context.Context, src imageSource, dir string,
 	img := src.bundleImage()
 	m, err := img.Manifest()
 	if err != nil {
-		return fmt.Errorf("%w: bundle image manifest: %v", ErrHostile, err)
+		return fmt.Errorf("%w: bundle image manifest: %w", ErrHostile, err)
 	}
 	if len(m.Layers) == 0 {
 		return fmt.Errorf("%w: the bundle image has no layers", ErrHostile)
@@ -230,7 +230,7 @@ func (f *Fetcher) extractImage(ctx context.Context, src imageSource, dir string,
 	if err != nil {
 		return err
 	}
-	defer x.Close()
+	defer func() { _ = x.Close() }()
 	rep.report(StepExtracting, 0)
 	var done int64
 	onRead := func(n int64) {
@@ -262,7 +262,7 @@ func (f *Fetcher) extractLayer(ctx context.Context, src imageSource, layer v1.La
 	if err != nil {
 		return src.readError("bundle layer "+name, err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	compressed := &boundedReader{ctx: ctx, r: rc, limit: desc.Size, what: "bundle layer " + name + " (beyond its declared size)", onRead: onRead}
 	dr, closeDecompressor, err := decompressLayer(compressed, name)
 	if err != nil {
@@ -300,7 +300,7 @@ func (f *Fetcher) classifyLayerError(ctx context.Context, src imageSource, compr
 	case compressed.readErr != nil:
 		return src.readError("bundle layer "+name, compressed.readErr)
 	case errors.As(err, &lre):
-		return fmt.Errorf("%w: %s is not a valid tar archive: %v", ErrHostile, "bundle layer "+name, lre.err)
+		return fmt.Errorf("%w: %s is not a valid tar archive: %w", ErrHostile, "bundle layer "+name, lre.err)
 	default:
 		return fmt.Errorf("extract bundle layer %s: %w", name, err)
 	}

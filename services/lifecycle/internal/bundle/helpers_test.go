@@ -160,7 +160,7 @@ func chunkedFileHandler(path string) http.Handler {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		buf := make([]byte, 32<<10)
 		for {
 			n, err := f.Read(buf)

@@ -191,7 +191,7 @@ func rewriteTar(t *testing.T, path string, edit func(name string, body []byte) [
 	t.Helper()
 	in, err := os.Open(path)
 	require.NoError(t, err)
-	defer in.Close()
+	defer func() { _ = in.Close() }()
 	var out bytes.Buffer
 	tw := tar.NewWriter(&out)
 	tr := tar.NewReader(in)

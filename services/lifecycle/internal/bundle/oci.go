@@ -64,7 +64,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, source string, ps parsedSource, 
 	}
 	m, err := img.Manifest()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: invalid manifest: %v", ErrHostile, ps.ref, err)
+		return nil, fmt.Errorf("%w: %s: invalid manifest: %w", ErrHostile, ps.ref, err)
 	}
 	if m.Config.Size > maxConfigBytes {
 		return nil, fmt.Errorf("%w: %s: image config of %d bytes, more than the %d allowed", ErrHostile, ps.ref, m.Config.Size, maxConfigBytes)
@@ -86,7 +86,7 @@ func (f *Fetcher) fetchOCI(ctx context.Context, source string, ps parsedSource, 
 func (s *ociSource) bundleImage() v1.Image { return s.bundle }
 
 func (s *ociSource) readError(what string, err error) error {
-	return fmt.Errorf("%w: registry %s: %s: %v", ErrFetch, s.ref.Context().RegistryStr(), what, err)
+	return fmt.Errorf("%w: registry %s: %s: %w", ErrFetch, s.ref.Context().RegistryStr(), what, err)
 }
 
 // inspect resolves images.yml entries in the source registry: first where
@@ -180,7 +180,7 @@ func isRegistryNotFound(err error) bool {
 func registryError(ctx context.Context, what string, err error) error {
 	var terr *transport.Error
 	if errors.As(err, &terr) && terr.StatusCode != 0 {
-		return fmt.Errorf("%w: %s: registry answered %d %s: %v", ErrFetch, what, terr.StatusCode, http.StatusText(terr.StatusCode), err)
+		return fmt.Errorf("%w: %s: registry answered %d %s: %w", ErrFetch, what, terr.StatusCode, http.StatusText(terr.StatusCode), err)
 	}
 	return classifyNetError(ctx, what, err)
 }

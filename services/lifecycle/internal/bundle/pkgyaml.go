@@ -200,7 +200,7 @@ func parseImagesLock(data []byte) (images []Image, err error) {
 	}
 	lock, err := lockconfig.NewImagesLockFromBytes(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: not a valid imgpkg bundle: %s/%s: %v", ErrHostile, imgpkgDir, imagesLockFile, err)
+		return nil, fmt.Errorf("%w: not a valid imgpkg bundle: %s/%s: %w", ErrHostile, imgpkgDir, imagesLockFile, err)
 	}
 	for _, ref := range lock.Images {
 		images = append(images, Image{Image: ref.Image, Annotations: ref.Annotations})

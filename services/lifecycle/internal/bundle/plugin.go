@@ -79,7 +79,7 @@ func (f *Fetcher) scanLayer(ctx context.Context, src imageSource, layer v1.Layer
 	if err != nil {
 		return src.readError("layer "+name, err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	compressed := &boundedReader{ctx: ctx, r: rc, limit: desc.Size, what: "layer " + name + " (beyond its declared size)"}
 	dr, closeDecompressor, err := decompressLayer(compressed, name)
 	if err != nil {

@@ -121,7 +121,9 @@ func parseOCIRef(rest string, allowInsecure bool, invalid func(string, ...any) (
 	if err != nil {
 		return invalid("not a valid OCI reference: %v", err)
 	}
-	if reg := ref.Context().RegistryStr(); reg != host && !(host == "docker.io" && reg == name.DefaultRegistry) {
+	reg := ref.Context().RegistryStr()
+	dockerHub := host == "docker.io" && reg == name.DefaultRegistry
+	if reg != host && !dockerHub {
 		return invalid("registry %q is not explicit (want oci://<registry>/<repository>…)", host)
 	}
 	return parsedSource{kind: sourceOCI, ref: ref}, nil

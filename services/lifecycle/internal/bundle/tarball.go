@@ -54,7 +54,7 @@ func (f *Fetcher) fetchTarball(ctx context.Context, source string, ps parsedSour
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(path)
+	defer func() { _ = os.Remove(path) }()
 	src, err := openImgpkgTar(path)
 	if err != nil {
 		return nil, err
@@ -72,7 +72,7 @@ func prescanTar(path string) error {
 	if err != nil {
 		return err
 	}
-	defer file.Close()
+	defer func() { _ = file.Close() }()
 	tr := tar.NewReader(file)
 	manifests := 0
 	for n := 0; ; n++ {
@@ -81,7 +81,7 @@ func prescanTar(path string) error {
 			break
 		}
 		if err != nil {
-			return fmt.Errorf("%w: not an imgpkg tarball: not a valid tar archive: %v", ErrHostile, err)
+			return fmt.Errorf("%w: not an imgpkg tarball: not a valid tar archive: %w", ErrHostile, err)
 		}
 		if n >= maxTarEntries {
 			return fmt.Errorf("%w: not an imgpkg tarball: more than %d entries", ErrHostile, maxTarEntries)
@@ -115,7 +115,7 @@ func openImgpkgTar(path string) (*tarSource, error) {
 	}
 	items, err := imagetar.NewTarReader(path, 1).Read()
 	if err != nil {
-		return nil, fmt.Errorf("%w: not an imgpkg tarball: %v", ErrHostile, err)
+		return nil, fmt.Errorf("%w: not an imgpkg tarball: %w", ErrHostile, err)
 	}
 	if len(items) > maxTarImages {
 		return nil, fmt.Errorf("%w: the tarball holds %d images, more than the %d allowed", ErrHostile, len(items), maxTarImages)
@@ -140,7 +140,7 @@ func openImgpkgTar(path string) (*tarSource, error) {
 			idx := *it.Index
 			raw, err := idx.RawManifest()
 			if err != nil {
-				return nil, fmt.Errorf("%w: image index %s: %v", ErrHostile, idx.Ref(), err)
+				return nil, fmt.Errorf("%w: image index %s: %w", ErrHostile, idx.Ref(), err)
 			}
 			if err := checkDigest(idx.Ref(), raw, idx.Digest); err != nil {
 				return nil, err
@@ -159,7 +159,7 @@ func openImgpkgTar(path string) (*tarSource, error) {
 func checkDigest(ref string, raw []byte, claimed func() (v1.Hash, error)) error {
 	h, err := claimed()
 	if err != nil {
-		return fmt.Errorf("%w: %s: invalid digest: %v", ErrHostile, ref, err)
+		return fmt.Errorf("%w: %s: invalid digest: %w", ErrHostile, ref, err)
 	}
 	if actual := sha256Digest(raw); h.String() != actual {
 		return fmt.Errorf("%w: %s: the manifest does not match its digest (claimed %s, actual %s)", ErrHostile, ref, h, actual)
@@ -176,18 +176,18 @@ func verifiedImageDigest(img v1.Image) (string, error) {
 	}
 	raw, err := img.RawManifest()
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrHostile, ref, err)
+		return "", fmt.Errorf("%w: %s: %w", ErrHostile, ref, err)
 	}
 	if err := checkDigest(ref, raw, img.Digest); err != nil {
 		return "", err
 	}
 	m, err := v1.ParseManifest(bytes.NewReader(raw))
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: invalid manifest: %v", ErrHostile, ref, err)
+		return "", fmt.Errorf("%w: %s: invalid manifest: %w", ErrHostile, ref, err)
 	}
 	cfg, err := img.RawConfigFile()
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: config: %v", ErrHostile, ref, err)
+		return "", fmt.Errorf("%w: %s: config: %w", ErrHostile, ref, err)
 	}
 	if actual := sha256Digest(cfg); m.Config.Digest.String() != actual {
 		return "", fmt.Errorf("%w: %s: the config does not match its digest (manifest says %s, actual %s)", ErrHostile, ref, m.Config.Digest, actual)
@@ -238,7 +238,7 @@ func isBundleImage(img v1.Image) bool {
 func (s *tarSource) bundleImage() v1.Image { return s.bundle }
 
 func (s *tarSource) readError(what string, err error) error {
-	return fmt.Errorf("%w: the tarball is corrupt: %s: %v", ErrHostile, what, err)
+	return fmt.Errorf("%w: the tarball is corrupt: %s: %w", ErrHostile, what, err)
 }
 
 func (s *tarSource) inspect(ctx context.Context, images []Image) (inspection, error) {

@@ -182,11 +182,11 @@ func decodeOverlay(field, v string) error {
 	}
 	raw, err := base64.StdEncoding.DecodeString(v)
 	if err != nil {
-		return fmt.Errorf("values.%s: not valid base64: %v: %w", field, err, ErrInvalidArgument)
+		return fmt.Errorf("values.%s: not valid base64: %w: %w", field, err, ErrInvalidArgument)
 	}
 	var any any
 	if err := yaml.Unmarshal(raw, &any); err != nil {
-		return fmt.Errorf("values.%s: the decoded text is not YAML: %v: %w", field, err, ErrInvalidArgument)
+		return fmt.Errorf("values.%s: the decoded text is not YAML: %w: %w", field, err, ErrInvalidArgument)
 	}
 	return nil
 }
@@ -247,7 +247,7 @@ func (c *Change) validate(m *Manager) error {
 	}
 	if c.Accepted != nil && c.Accepted.AccessGrants != nil {
 		if _, err := canonicalJSON(c.Accepted.AccessGrants); err != nil {
-			return fmt.Errorf("accepted.accessGrants: %v: %w", err, ErrInvalidArgument)
+			return fmt.Errorf("accepted.accessGrants: %w: %w", err, ErrInvalidArgument)
 		}
 	}
 	return nil

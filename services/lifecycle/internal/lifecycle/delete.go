@@ -94,7 +94,7 @@ func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Res
 	}
 	var left []Orphan
 	for _, o := range objs {
-		if known[o.Key.String()] {
+		if known[o.String()] {
 			continue
 		}
 		var err error
@@ -107,7 +107,7 @@ func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Res
 			left = append(left, Orphan{Kind: o.Kind, Name: o.Identity, Target: o.Key, Message: err.Error()})
 			continue
 		}
-		m.log.Info("removed a target resource no record referred to", "service", svcID, "target", o.Key.String())
+		m.log.Info("removed a target resource no record referred to", "service", svcID, "target", o.String())
 	}
 	return left, nil
 }

@@ -1,6 +1,9 @@
 package lifecycle
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Domain errors. internal/server maps each to a gRPC code in one table.
 var (
@@ -18,3 +21,11 @@ var (
 	// ErrUnavailable: a dependency (another service, a target) is down.
 	ErrUnavailable = errors.New("unavailable")
 )
+
+// invalidArgument reports cause, prefixed with what, as ErrInvalidArgument.
+// It keeps only cause's text, on purpose: what cause wraps (a cancelled or
+// timed-out download, a peer's NotFound or Unavailable) must not decide the
+// code the caller gets, which wrapping it would let it do.
+func invalidArgument(what string, cause error) error {
+	return fmt.Errorf("%s: %s: %w", what, cause.Error(), ErrInvalidArgument)
+}

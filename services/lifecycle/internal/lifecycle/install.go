@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 
@@ -527,9 +526,4 @@ func (m *Manager) setStatusFromResources(svc *Service, res []*Resource) {
 	if status == StatusHealthy {
 		svc.LastKnownGood = svc.Version
 	}
-}
-
-// sortResources orders records for stable output.
-func sortResources(rs []*Resource) {
-	sort.Slice(rs, func(i, j int) bool { return rs[i].ID < rs[j].ID })
 }

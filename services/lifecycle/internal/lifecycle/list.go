@@ -129,7 +129,7 @@ func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
 	if q.Filter != "" {
 		var err error
 		if filter, err = fiql.Parse(q.Filter, compareField); err != nil {
-			return nil, fmt.Errorf("filter: %v: %w", err, ErrInvalidArgument)
+			return nil, fmt.Errorf("filter: %w: %w", err, ErrInvalidArgument)
 		}
 		for _, sel := range filter.Selectors() {
 			if !knownField(sel) {

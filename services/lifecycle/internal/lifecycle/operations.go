@@ -195,7 +195,9 @@ func (r *run) step(ctx context.Context, i int) error {
 	backoff := m.cfg.RetryBackoff
 	for {
 		svc, err := m.repo.Service(ctx, op.ServiceID)
-		if err != nil && !(errors.Is(err, ErrNotFound) && op.Type == OpDelete && i > 0) {
+		// A delete's later steps run once the record may be gone.
+		goneMidDelete := errors.Is(err, ErrNotFound) && op.Type == OpDelete && i > 0
+		if err != nil && !goneMidDelete {
 			return blocked(ErrTypeInstall, fmt.Errorf("service vanished: %w", err))
 		}
 		r.svc = svc

@@ -239,7 +239,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 	}
 	b, err := m.bundles.Fetch(ctx, source, nil)
 	if err != nil {
-		return nil, fmt.Errorf("register %s: %v: %w", source, err, ErrInvalidArgument)
+		return nil, invalidArgument("register "+source, err)
 	}
 	if b.Package.RefName == "" || b.Package.Version == "" {
 		return nil, fmt.Errorf("register %s: package.yml must carry spec.refName and spec.version: %w", source, ErrInvalidArgument)
@@ -247,7 +247,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 	probe := &Service{ID: "catalog", Name: b.Package.RefName, Version: b.Package.Version, Digest: b.Digest, BuiltIn: builtIn, Namespace: Namespace(b.Package.RefName)}
 	if _, err := m.validateBundle(ctx, probe, b); err != nil {
 		if IsBlocked(err) {
-			return nil, fmt.Errorf("register %s: %v: %w", source, err, ErrInvalidArgument)
+			return nil, invalidArgument("register "+source, err)
 		}
 		return nil, err
 	}

@@ -52,7 +52,7 @@ func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, now 
 		doc := parsed[i]
 		place, err := target.Place(d.GetKind(), doc, d.GetName())
 		if err != nil {
-			return nil, fmt.Errorf("rendered document %d: %v: %w", d.GetIndex(), err, ErrInvalidArgument)
+			return nil, fmt.Errorf("rendered document %d: %w: %w", d.GetIndex(), err, ErrInvalidArgument)
 		}
 		hash := docHash(doc)
 		base := Resource{

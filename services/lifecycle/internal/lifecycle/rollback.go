@@ -51,7 +51,8 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 		}
 		if s.ActiveOperation != "" {
 			running, err := tx.Operation(s.ID, s.ActiveOperation)
-			if err == nil && !(running.Type == OpUpgrade && running.Outcome == OutcomeStuck) {
+			// Only a stuck upgrade can be rolled back while it is active.
+			if err == nil && (running.Type != OpUpgrade || running.Outcome != OutcomeStuck) {
 				return fmt.Errorf("service %s: a %s operation is in progress (%s): %w", id, running.Type, running.ID, ErrConflict)
 			}
 			if err == nil {

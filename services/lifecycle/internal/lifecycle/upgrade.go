@@ -633,7 +633,7 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 			return nil, err
 		}
 		if nb, err = m.bundles.Fetch(ctx, source, nil); err != nil {
-			return nil, fmt.Errorf("fetch %s: %v: %w", source, err, ErrInvalidArgument)
+			return nil, invalidArgument("fetch "+source, err)
 		}
 	case targetVersion != "":
 		entry, err := m.catalogEntry(ctx, svc.Name, targetVersion)
@@ -654,7 +654,7 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 	}
 	toVersion, err := checkTargetBundle(svc, nb)
 	if err != nil {
-		return nil, fmt.Errorf("%v: %w", err, ErrInvalidArgument)
+		return nil, fmt.Errorf("%w: %w", err, ErrInvalidArgument)
 	}
 	plan := &UpgradePlan{FromVersion: svc.Version, ToVersion: toVersion, Allowed: true}
 	block := func(reason string) {

@@ -32,8 +32,7 @@ type hub struct {
 }
 
 type sub struct {
-	ch   chan Event
-	last Event
+	ch chan Event
 }
 
 func newHub() *hub { return &hub{subs: map[string]map[*sub]struct{}{}} }

@@ -376,7 +376,7 @@ func putObject(tx store.Tx, obj target.Object, expect int64) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", obj.Key, err)
 	}
-	_, err = tx.Put(bucketObjects, obj.Key.String(), raw, expect)
+	_, err = tx.Put(bucketObjects, obj.String(), raw, expect)
 	return err
 }
 
@@ -504,7 +504,7 @@ func readyConditions(d target.Desired) map[string]string {
 		if name == "" {
 			continue
 		}
-		sum := sha256.Sum256([]byte(d.Key.String() + "/" + name))
+		sum := sha256.Sum256([]byte(d.String() + "/" + name))
 		if strings.Contains(strings.ToLower(name), "ip") {
 			out[name] = fmt.Sprintf("10.%d.%d.%d", sum[0], sum[1], sum[2]|1)
 		} else {
@@ -747,7 +747,7 @@ func (s *Simulator) supervisorFacts(name string, used target.Quota) target.Super
 	avail.CPUMillicores -= used.CPUMillicores
 	avail.MemoryBytes -= used.MemoryBytes
 	avail.StorageBytes -= used.StorageBytes
-	return target.SupervisorFacts{Name: name, Reachable: !(ok && sup.Unreachable), Available: avail, SupportedAPIs: slices.Clone(apis)}
+	return target.SupervisorFacts{Name: name, Reachable: !ok || !sup.Unreachable, Available: avail, SupportedAPIs: slices.Clone(apis)}
 }
 
 // Secrets implements target.Driver.

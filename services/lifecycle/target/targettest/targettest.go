@@ -3,7 +3,6 @@ package targettest
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -227,7 +226,7 @@ func testStage(t *testing.T, open Opener) {
 	require.True(t, st.Reachable)
 	require.Positive(t, st.Requested.CPUMillicores, "a SupervisorService consumes Supervisor capacity")
 	_, err = d.Get(ctx, k)
-	require.True(t, errors.Is(err, target.ErrNotFound), "staging creates nothing")
+	require.ErrorIs(t, err, target.ErrNotFound, "staging creates nothing")
 	facts, err := d.Facts(ctx)
 	require.NoError(t, err)
 	require.NotEmpty(t, facts.VCFAVersion)

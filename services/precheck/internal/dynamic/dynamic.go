@@ -206,7 +206,7 @@ func parseResources(req *precheckv1.RunDynamicPrechecksRequest) ([]*resource, er
 			return nil, fmt.Errorf("%w: %s: yaml is empty: send the document as rendered", ErrInvalidInput, r)
 		}
 		if err := yaml.Unmarshal(res.GetYaml(), &r.doc); err != nil {
-			return nil, fmt.Errorf("%w: %s: yaml: %v", ErrInvalidInput, r, err)
+			return nil, fmt.Errorf("%w: %s: yaml: %w", ErrInvalidInput, r, err)
 		}
 		if r.doc == nil {
 			return nil, fmt.Errorf("%w: %s: yaml is not a mapping", ErrInvalidInput, r)

@@ -191,6 +191,11 @@ type prepared struct {
 // outbound call is made.
 const preflight = "pre-check failed before calling the hook: "
 
+// invalidResponseBody starts the failure of a 200 answer whose body is not a
+// valid result document. The wording, capital included, is the seed's
+// troubleshooting row (see the README's table), so it is kept as is.
+const invalidResponseBody = "Invalid response body"
+
 // prepare reads and checks everything the call needs, with no network.
 func (d *Dispatcher) prepare(req *precheckv1.DispatchHookRequest) (*prepared, bool, error) {
 	src, err := packageAnnotations(req.GetSourcePackageYaml())
@@ -359,7 +364,7 @@ func (d *Dispatcher) call(ctx context.Context, c *prepared) (int, []item, error)
 		d.log.InfoContext(ctx, "pre-check hook failed", "url", c.url, "duration", time.Since(start), "error", err)
 		return 0, nil, err
 	}
-	defer resp.Body.Close()
+	defer func() { _ = resp.Body.Close() }()
 	data, readErr := io.ReadAll(io.LimitReader(resp.Body, d.maxBytes+1))
 	tooLarge := int64(len(data)) > d.maxBytes
 	if tooLarge {
@@ -379,11 +384,11 @@ func (d *Dispatcher) call(ctx context.Context, c *prepared) (int, []item, error)
 		return resp.StatusCode, nil, fmt.Errorf("%s: %s", msg, bounded(data, ErrorBodyLimit))
 	}
 	if tooLarge {
-		return resp.StatusCode, nil, fmt.Errorf("Invalid response body: larger than %d bytes", d.maxBytes)
+		return resp.StatusCode, nil, fmt.Errorf("%s: larger than %d bytes", invalidResponseBody, d.maxBytes)
 	}
 	items, err := parseResults(data)
 	if err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("Invalid response body: %w", err)
+		return resp.StatusCode, nil, fmt.Errorf("%s: %w", invalidResponseBody, err)
 	}
 	return resp.StatusCode, items, nil
 }

@@ -134,7 +134,7 @@ func TestDispatchTroubleshootingTable(t *testing.T) {
 					require.Equal(t, "POST", reqs[0].method)
 					require.Equal(t, "/ucs/v2/compatibility", reqs[0].path)
 					require.Equal(t, testHost+":443", reqs[0].host)
-					require.Equal(t, data, reqs[0].body)
+					require.Equal(t, data, reqs[0].body) //nolint:testifylint // the body is sent verbatim, whitespace included: JSONEq would not check that
 				}},
 		},
 		// Row: "method ... not supported".
@@ -253,7 +253,7 @@ func TestDispatchTroubleshootingTable(t *testing.T) {
 			answer: jsonAnswer(`{"results":[]}`),
 			want: want{configured: true, status: 200, endpoint: "http://" + testHost + ":80/check", calls: 1, check: func(t *testing.T, reqs []recorded) {
 				require.Equal(t, "GET", reqs[0].method)
-				require.Equal(t, data, reqs[0].body)
+				require.Equal(t, data, reqs[0].body) //nolint:testifylint // the body is sent verbatim, whitespace included: JSONEq would not check that
 			}},
 		},
 		// Row: upgrade blocked with a message you didn't expect.

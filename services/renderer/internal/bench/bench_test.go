@@ -156,7 +156,7 @@ func BenchmarkRender(b *testing.B) {
 	b.Run("renderer-worker-pool", func(b *testing.B) {
 		pool, err := sandbox.New(sandbox.Config{Workers: 1, Timeout: 10 * time.Second, MemoryLimit: 512 << 20, CacheSize: 4, IsolateNetwork: true})
 		require.NoError(b, err)
-		defer pool.Close()
+		defer func() { _ = pool.Close() }()
 		first, err := pool.RenderResources(ctx, request(full))
 		require.NoError(b, err)
 		require.Equal(b, string(want), string(first.GetYaml()))
@@ -191,7 +191,7 @@ func BenchmarkRender(b *testing.B) {
 	b.Run("renderer-worker-pool-new-layers", func(b *testing.B) {
 		pool, err := sandbox.New(sandbox.Config{Workers: 1, Timeout: 10 * time.Second, MemoryLimit: 512 << 20, CacheSize: 4, IsolateNetwork: true})
 		require.NoError(b, err)
-		defer pool.Close()
+		defer func() { _ = pool.Close() }()
 		_, err = pool.RenderResources(ctx, request(full))
 		require.NoError(b, err)
 		i := 0

@@ -54,7 +54,9 @@ func checkResources(docs []*yamlmeta.Document) ([]resource, error) {
 		}
 		apiVersion, _ := object["apiVersion"].(string)
 		kind, _ := object["kind"].(string)
-		if !(apiVersion == ServicesAPIVersion && allowed[kind]) && !(apiVersion == secretAPIVersion && kind == secretKind) {
+		isServiceKind := apiVersion == ServicesAPIVersion && allowed[kind]
+		isSecret := apiVersion == secretAPIVersion && kind == secretKind
+		if !isServiceKind && !isSecret {
 			violations = append(violations, Violation{Path: where, Rule: fmt.Sprintf(
 				"kind %q (apiVersion %q) is not allowed: a VCF Service renders only %s kinds (%s) and %s %s",
 				kind, apiVersion, ServicesAPIVersion, strings.Join(serviceKinds, ", "), secretAPIVersion, secretKind)})

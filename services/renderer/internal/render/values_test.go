@@ -314,7 +314,7 @@ func requireMessage(t *testing.T, want, got string) {
 		return
 	}
 	require.True(t, strings.HasPrefix(got, prefix), "message %q does not start with %q", got, prefix)
-	require.True(t, strings.Contains(got[len(prefix):], suffix), "message %q does not contain %q", got, suffix)
+	require.Contains(t, got[len(prefix):], suffix, "message %q does not contain %q", got, suffix)
 }
 
 func TestTemplateErrorsNameTheConfigLayer(t *testing.T) {
@@ -380,7 +380,7 @@ spec:
 		require.Equal(t, want, got)
 		// Document order, as the effective values print.
 		require.Equal(t, "regions[0].name", order[0])
-		require.Equal(t, len(want), len(order))
+		require.Len(t, order, len(want))
 	}
 }
 
@@ -423,7 +423,7 @@ func TestInventoryMatchesProtojson(t *testing.T) {
 
 	text, err := yamlText(newDocument(protoNode(smallInventory().ProtoReflect())))
 	require.NoError(t, err)
-	require.Equal(t, smallInventoryYAML, string(text), "field order is the proto's (api.md's)")
+	require.Equal(t, smallInventoryYAML, string(text), "field order is the proto's (api.md's)") //nolint:testifylint // the exact text is under test: YAMLEq would ignore the field order
 }
 
 func TestTranspilerReadsInventoryAtRootAndUnderInventory(t *testing.T) {

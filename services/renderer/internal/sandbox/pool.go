@@ -237,7 +237,7 @@ func (p *Pool) call(ctx context.Context, kind byte, req proto.Message, bundle *c
 			}
 			p.release(w)
 			if err := proto.Unmarshal(body, resp); err != nil {
-				return fmt.Errorf("%w: unreadable response: %v", ErrWorkerCrashed, err)
+				return fmt.Errorf("%w: unreadable response: %w", ErrWorkerCrashed, err)
 			}
 			return nil
 		case kindError:
@@ -330,13 +330,13 @@ func (p *Pool) release(w *worker) {
 func (p *Pool) exchange(ctx context.Context, w *worker, kind byte, payload []byte) (byte, []byte, error) {
 	deadline := time.Now().Add(p.cfg.Timeout)
 	if err := w.requests.SetWriteDeadline(deadline); err != nil {
-		return 0, nil, fmt.Errorf("%w: %v", ErrWorkerCrashed, err)
+		return 0, nil, fmt.Errorf("%w: %w", ErrWorkerCrashed, err)
 	}
 	if err := writeFrame(w.requests, kind, payload); err != nil {
 		if time.Now().After(deadline) {
 			return 0, nil, p.timeLimitError()
 		}
-		return 0, nil, fmt.Errorf("%w: send request: %v", ErrWorkerCrashed, err)
+		return 0, nil, fmt.Errorf("%w: send request: %w", ErrWorkerCrashed, err)
 	}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
@@ -384,7 +384,12 @@ func (p *Pool) crashError(w *worker) error {
 		return ErrClosed
 	default:
 	}
-	return fmt.Errorf("%w: the render worker exited during the render (%v); a new worker replaces it", ErrWorkerCrashed, w.exitErr)
+	exitErr := w.exitErr
+	if exitErr == nil {
+		// Wait reports a clean exit as nil.
+		exitErr = errors.New("exit status 0")
+	}
+	return fmt.Errorf("%w: the render worker exited during the render (%w); a new worker replaces it", ErrWorkerCrashed, exitErr)
 }
 
 // replace kills a worker and starts another in its place in the
@@ -472,8 +477,8 @@ func (p *Pool) launch(isolate bool) (*worker, error) {
 	}
 	respR, respW, err := os.Pipe()
 	if err != nil {
-		reqR.Close()
-		reqW.Close()
+		_ = reqR.Close()
+		_ = reqW.Close()
 		return nil, fmt.Errorf("render worker: pipe: %w", err)
 	}
 	out := &lineLogger{log: p.log}
@@ -497,11 +502,12 @@ func (p *Pool) launch(isolate bool) (*worker, error) {
 	cmd.ExtraFiles = []*os.File{respW}
 	cmd.SysProcAttr = sysProcAttr(isolate)
 	startErr := cmd.Start()
-	reqR.Close()
-	respW.Close()
+	// The child holds its own copies of its pipe ends now.
+	_ = reqR.Close()
+	_ = respW.Close()
 	if startErr != nil {
-		reqW.Close()
-		respR.Close()
+		_ = reqW.Close()
+		_ = respR.Close()
 		return nil, fmt.Errorf("render worker: start %s: %w", p.exe, startErr)
 	}
 	out.setPID(cmd.Process.Pid)
@@ -509,8 +515,8 @@ func (p *Pool) launch(isolate bool) (*worker, error) {
 	fail := func(err error) (*worker, error) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		reqW.Close()
-		respR.Close()
+		_ = reqW.Close()
+		_ = respR.Close()
 		return nil, err
 	}
 	reader := bufio.NewReader(respR)
@@ -518,8 +524,11 @@ func (p *Pool) launch(isolate bool) (*worker, error) {
 		return fail(fmt.Errorf("render worker: %w", err))
 	}
 	kind, hello, err := readFrame(reader)
-	if err != nil || kind != kindHello || string(hello) != protocolVersion {
-		return fail(fmt.Errorf("render worker did not start (hello: %v): the executable %s must call the renderer's MaybeRunWorker hook (renderer app.MaybeRunWorker()) first thing in main, and a test binary in TestMain", err, p.exe))
+	if err == nil && (kind != kindHello || string(hello) != protocolVersion) {
+		err = fmt.Errorf("got frame kind %d %q, want kind %d %q", kind, hello, kindHello, protocolVersion)
+	}
+	if err != nil {
+		return fail(fmt.Errorf("render worker did not start (hello: %w): the executable %s must call the renderer's MaybeRunWorker hook (renderer app.MaybeRunWorker()) first thing in main, and a test binary in TestMain", err, p.exe))
 	}
 	if err := respR.SetReadDeadline(time.Time{}); err != nil {
 		return fail(fmt.Errorf("render worker: %w", err))
@@ -544,7 +553,7 @@ func (p *Pool) launch(isolate bool) (*worker, error) {
 	go func() {
 		defer p.wg.Done()
 		w.readLoop(reader)
-		respR.Close()
+		_ = respR.Close()
 		p.mu.Lock()
 		delete(p.live, w)
 		p.mu.Unlock()

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -330,7 +329,7 @@ func TestClosedPoolRefusesWork(t *testing.T) {
 	require.ErrorIs(t, err, ErrClosed)
 	for _, pid := range pids {
 		// Reaped processes are gone: signal 0 fails.
-		require.True(t, errors.Is(syscall.Kill(pid, 0), syscall.ESRCH), "worker %d still exists", pid)
+		require.ErrorIs(t, syscall.Kill(pid, 0), syscall.ESRCH, "worker %d still exists", pid)
 	}
 }
 

@@ -111,7 +111,7 @@ func encodeError(err error) []byte {
 func decodeError(data []byte) error {
 	var we wireError
 	if err := json.Unmarshal(data, &we); err != nil {
-		return fmt.Errorf("%w: unreadable error from the render worker: %v", ErrWorkerCrashed, err)
+		return fmt.Errorf("%w: unreadable error from the render worker: %w", ErrWorkerCrashed, err)
 	}
 	kind, ok := wireKinds[we.Kind]
 	if !ok {

@@ -93,7 +93,7 @@ func handle(engine *render.Engine, kind byte, payload []byte) (respKind byte, bo
 	}
 	data, err := proto.Marshal(resp)
 	if err != nil {
-		return kindError, encodeError(fmt.Errorf("%w: marshal response: %v", render.ErrRenderFailed, err))
+		return kindError, encodeError(fmt.Errorf("%w: marshal response: %w", render.ErrRenderFailed, err))
 	}
 	return kindOK, data
 }
@@ -130,5 +130,5 @@ func dispatch(engine *render.Engine, kind byte, payload []byte) (proto.Message, 
 }
 
 func badRequest(err error) error {
-	return fmt.Errorf("%w: decode request: %v", render.ErrRenderFailed, err)
+	return fmt.Errorf("%w: decode request: %w", render.ErrRenderFailed, err)
 }

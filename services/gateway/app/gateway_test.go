@@ -1,0 +1,52 @@
+package app
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"github.com/stretchr/testify/require"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+)
+
+type wrapped struct{ body any }
+
+func (w wrapped) XXX_ResponseBody() interface{} { return w.body }
+
+func TestBodyMarshaler(t *testing.T) {
+	m := &bodyMarshaler{Marshaler: &runtime.JSONPb{}}
+	doc := &commonv1.YamlDocument{ContentType: "application/yaml", Data: []byte("a: 1\n")}
+	require.Equal(t, "application/yaml", m.ContentType(wrapped{doc}), "a YAML response body keeps its type")
+	raw, err := m.Marshal(doc)
+	require.NoError(t, err)
+	require.Equal(t, "a: 1\n", string(raw), "and is written verbatim")
+	require.Equal(t, "application/yaml", m.ContentType(&commonv1.YamlDocument{}), "YAML is the default type of a document")
+
+	svc := &lifecyclev1.VcfService{Id: "x"}
+	require.Equal(t, "application/json", m.ContentType(wrapped{svc}))
+	raw, err = m.Marshal(svc)
+	require.NoError(t, err)
+	require.JSONEq(t, `{"id":"x"}`, string(raw))
+}
+
+func TestPrefixesAndSemicolons(t *testing.T) {
+	var gotPath, gotQuery string
+	next := http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		gotPath, gotQuery = r.URL.Path, r.URL.Query().Get("filter")
+	})
+	h := stripVCFAPrefix(escapeSemicolons(next))
+	cases := []struct{ url, path, filter string }{
+		{"/v2/vcf-services?filter=vendor==broadcom;status==Healthy", "/v2/vcf-services", "vendor==broadcom;status==Healthy"},
+		{"/api/extension/broadcom/service-manager/v2/vcf-services/x", "/v2/vcf-services/x", ""},
+		{"/api/extension/broadcom/service-manager/other", "/api/extension/broadcom/service-manager/other", ""},
+		{"/v2/vcf-services?filter=name%3D%3D*arcturus*", "/v2/vcf-services", "name==*arcturus*"},
+	}
+	for _, c := range cases {
+		h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, c.url, nil))
+		require.Equal(t, c.path, gotPath, c.url)
+		require.Equal(t, c.filter, gotQuery, c.url)
+	}
+}

@@ -1,0 +1,131 @@
+package vcfsm_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
+)
+
+// The all-in-one binary starts with nothing but a data directory and
+// loopback ports, answers, and exits cleanly on SIGTERM.
+func TestBinaryStartsAndStopsGracefully(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the all-in-one binary")
+	}
+	bin := filepath.Join(t.TempDir(), "vcfsm")
+	out, err := exec.Command("go", "build", "-o", bin, "./cmd/vcfsm").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	cmd.Dir = dir
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	ready := regexp.MustCompile(`msg="vcfsm ready" rest=(http://[^ ]+)/v2`)
+	urls := make(chan string, 1)
+	var logs strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			logs.WriteString(sc.Text() + "\n")
+			if m := ready.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-urls:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the binary did not report ready")
+	}
+	token, err := os.ReadFile(filepath.Join(dir, "data", "dev-token"))
+	require.NoError(t, err, "the development token is written to ./data on first start")
+	require.NotContains(t, logs.String(), strings.TrimSpace(string(token)), "the token is never logged")
+
+	req, _ := http.NewRequest(http.MethodGet, base+"/v2/vcf-services?page=1&pageSize=25", nil)
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(token)))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		require.NoError(t, err, "a clean exit on SIGTERM")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the binary did not stop on SIGTERM")
+	}
+}
+
+// A resource that existed before the service (seeded on the simulated
+// target) is adopted: ownership declared, drift reconciled, and it stays
+// when the service is deleted.
+func TestAdoptionOfPreExistingResource(t *testing.T) {
+	seed := filepath.Join(t.TempDir(), "seed.yaml")
+	require.NoError(t, os.WriteFile(seed, []byte(`
+resources:
+  - system: vcfa
+    kind: GlobalRole
+    identity: Arcturus Administrator
+    spec:
+      apiVersion: services.vcfa.broadcom.com/v2
+      kind: GlobalRole
+      spec: {name: Arcturus Administrator, rights: [RIGHT_MADE_BY_HAND]}
+`), 0o600))
+	w := newWorld(t, func(c *app.Config) { c.Lifecycle.SimulatorSeed = seed })
+	role := target.Key{System: target.SystemVCFA, Kind: "GlobalRole", Identity: "Arcturus Administrator"}
+	before, err := w.sim.Get(context.Background(), role)
+	require.NoError(t, err)
+	require.True(t, before.Owner.IsZero())
+
+	id := w.installed(t, w.publish(t, v1))
+	got, err := w.sim.Get(context.Background(), role)
+	require.NoError(t, err)
+	require.True(t, got.Adopted)
+	require.Equal(t, id, got.Owner.ServiceID, "ownership declared")
+	require.Equal(t, before.ExternalID, got.ExternalID, "the existing role, not a new one")
+	require.NotContains(t, fmt.Sprint(got.Spec), "RIGHT_MADE_BY_HAND", "drift reconciled")
+	require.Contains(t, fmt.Sprint(got.Spec), "RIGHT_ORGANIZATION_VIEW")
+	require.Empty(t, got.Finalizers, "an adopted resource carries no cleanup finalizer")
+
+	w.remove(t, id)
+	left, err := w.sim.Get(context.Background(), role)
+	require.NoError(t, err, "an adopted resource stays when the service goes")
+	require.True(t, left.Owner.IsZero())
+}
+
+// reconfigure.events ["new-supervisor"]: a Supervisor added to the
+// inventory gets the service's resources.
+func TestNewSupervisorReconfigures(t *testing.T) {
+	w := newWorld(t)
+	id := w.installed(t, w.publish(t, v1))
+	patch(t, w, id, `{"reconfigure":{"events":["new-supervisor"]}}`, http.StatusAccepted)
+	w.waitStatus(t, id, "Healthy")
+	grown := strings.Replace(inventoryJSON(t, w), `"regions":[`, `"regions":[{"name":"ap-south-1","storageClasses":["gold"],"supervisors":[{"name":"supervisor-ap1","id":"domain-c30","version":"9.1.0.0","kubernetesVersion":"v1.31.1","defaultStorageClass":"gold","vcenterName":"vcenter3.example.com"}]},`, 1)
+	require.Equal(t, http.StatusOK, w.box.Do(t, http.MethodPut, "/v2/inventory", []byte(grown)).Status)
+	_ = poll(t, "a SupervisorService on the new Supervisor", 60*time.Second, func() error {
+		_, err := w.sim.Get(context.Background(), target.Key{System: target.SystemSupervisor, Scope: "supervisor-ap1", Kind: "SupervisorService", Identity: "arcturus-registry.example.com"})
+		return err
+	}, func(err error) bool { return err == nil })
+	w.waitStatus(t, id, "Healthy")
+}
