@@ -2,45 +2,21 @@
 package main
 
 import (
-	"flag"
-	"fmt"
-	"os"
+	"context"
+	"log/slog"
 
 	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/services/compatibility/app"
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "compatibility:", err)
-		os.Exit(1)
-	}
-}
-
-func run() error {
-	var common cli.Common
 	var cfg app.Config
-	fs := flag.NewFlagSet("compatibility", flag.ExitOnError)
-	common.RegisterFlags(fs)
-	cfg.RegisterFlags(fs)
-	listen := fs.String("listen", cli.EnvOr("VCFSM_COMPATIBILITY_LISTEN", "127.0.0.1:9092"), "gRPC listen address (env VCFSM_COMPATIBILITY_LISTEN)")
-	dataDir := fs.String("data-dir", cli.EnvOr("VCFSM_DATA_DIR", "./data"), "directory holding the development token (env VCFSM_DATA_DIR)")
-	_ = fs.Parse(os.Args[1:])
-
-	log, err := common.Logger(os.Stderr)
-	if err != nil {
-		return err
-	}
-	tokens, _, err := common.Auth(*dataDir, log)
-	if err != nil {
-		return err
-	}
-	ctx, stop := cli.SignalContext()
-	defer stop()
-	svc, err := app.New(ctx, cfg, log)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = svc.Close() }()
-	return cli.ServeGRPC(ctx, log, *listen, tokens, svc)
+	cli.Binary{
+		Name:          "compatibility",
+		DefaultListen: "127.0.0.1:9092",
+		RegisterFlags: cfg.RegisterFlags,
+		Start: func(ctx context.Context, log *slog.Logger, _ string) (cli.Service, error) {
+			return app.New(ctx, cfg, log)
+		},
+	}.Main()
 }

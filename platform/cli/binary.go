@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+)
+
+// Service is a built service a Binary serves.
+type Service interface {
+	Registrar
+	Close() error
+}
+
+// Binary is the main of a single-service binary: common flags, logging,
+// tokens, signal handling and a gRPC server around one service.
+type Binary struct {
+	// Name prefixes errors and names the flag set.
+	Name string
+	// DefaultListen is the gRPC address when neither --listen nor
+	// VCFSM_<NAME>_LISTEN is given.
+	DefaultListen string
+	// RegisterFlags binds the service's own flags.
+	RegisterFlags func(*flag.FlagSet)
+	// DataDir returns the service's data directory when it has its own
+	// --data-dir flag; otherwise the binary adds one, holding the
+	// development token.
+	DataDir func() string
+	// Start builds and starts the service; peerToken is what it sends to
+	// other services. The service stops when ctx ends.
+	Start func(ctx context.Context, log *slog.Logger, peerToken string) (Service, error)
+}
+
+// Main runs the binary and exits non-zero on error.
+func (b Binary) Main() {
+	if err := b.run(os.Args[1:]); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", b.Name, err)
+		os.Exit(1)
+	}
+}
+
+func (b Binary) run(args []string) error {
+	var common Common
+	fs := flag.NewFlagSet(b.Name, flag.ExitOnError)
+	common.RegisterFlags(fs)
+	b.RegisterFlags(fs)
+	env := "VCFSM_" + strings.ToUpper(b.Name) + "_LISTEN"
+	listen := fs.String("listen", EnvOr(env, b.DefaultListen), "gRPC listen address (env "+env+")")
+	dataDir := b.DataDir
+	if dataDir == nil {
+		dir := fs.String("data-dir", EnvOr("VCFSM_DATA_DIR", "./data"), "directory holding the development token (env VCFSM_DATA_DIR)")
+		dataDir = func() string { return *dir }
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	log, err := common.Logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	tokens, peerToken, err := common.Auth(dataDir(), log)
+	if err != nil {
+		return err
+	}
+	sigCtx, stop := SignalContext()
+	defer stop()
+	// The service's background work ends with ctx, which must end before
+	// Close waits for it, whether a signal or a serving error stopped us.
+	ctx, cancel := context.WithCancel(sigCtx)
+	defer cancel()
+	svc, err := b.Start(ctx, log, peerToken)
+	if err != nil {
+		return err
+	}
+	err = ServeGRPC(ctx, log, *listen, tokens, svc)
+	cancel()
+	if cerr := svc.Close(); cerr != nil {
+		log.Warn("close", "error", cerr)
+	}
+	return err
+}
