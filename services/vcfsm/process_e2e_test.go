@@ -3,6 +3,7 @@ package vcfsm_test
 import (
 	"bufio"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 )
@@ -128,4 +130,62 @@ func TestNewSupervisorReconfigures(t *testing.T) {
 		return err
 	}, func(err error) bool { return err == nil })
 	w.waitStatus(t, id, "Healthy")
+}
+
+// GET's extras: metadata, package, inventory, signatures (summary by
+// default, details on request), for an unsigned and a signed bundle.
+func TestGetExtras(t *testing.T) {
+	w := newWorld(t)
+	unsigned := w.create(t, w.publish(t, v1))
+	w.waitStatus(t, unsigned, "Unresolved")
+
+	resp := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+unsigned+"?metadata=true&package=true&inventory=true", nil)
+	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+	var v struct {
+		Metadata    map[string]any `json:"metadata"`
+		PackageData string         `json:"packageData"`
+		Inventory   struct {
+			Regions []map[string]any `json:"regions"`
+		} `json:"inventory"`
+		Signatures struct {
+			IsValid        bool             `json:"isValid"`
+			ValidationTime string           `json:"validationTime"`
+			Details        []map[string]any `json:"details"`
+		} `json:"signatures"`
+		State any `json:"state"`
+	}
+	resp.JSON(t, &v)
+	require.Equal(t, "Arcturus", v.Metadata["spec"].(map[string]any)["displayName"])
+	pkg, err := base64.StdEncoding.DecodeString(v.PackageData)
+	require.NoError(t, err)
+	require.Contains(t, string(pkg), "refName: "+arcturusName)
+	require.Len(t, v.Inventory.Regions, 2)
+	require.False(t, v.Signatures.IsValid, "an unsigned bundle")
+	require.NotEmpty(t, v.Signatures.ValidationTime)
+	require.Nil(t, v.State, "state only with ?state=true")
+
+	// A signed version of another service.
+	signedSpec := v1
+	signedSpec.Version = "1.0.1"
+	w.publish(t, signedSpec) // pushes arcturus-bundle:1.0.1
+	digest := bundletest.Digest(t, w.reg, w.reg.Ref("arcturus-bundle:1.0.1"))
+	bundletest.Sign(t, w.reg, "arcturus-bundle", digest)
+	tar := bundletest.CopyToTar(t, w.reg, w.reg.Ref("arcturus-bundle:1.0.1"))
+	w.tars.Add("signed.tar", tar)
+	entry := w.box.Do(t, http.MethodPost, "/v2/vcf-service-versions", map[string]any{"source": w.tars.URL("signed.tar")})
+	require.Equal(t, http.StatusOK, entry.Status, "%s", entry.Body)
+	patch(t, w, unsigned, `{"lifecycleState":"active"}`, http.StatusBadRequest) // not accepted yet
+	w.activate(t, unsigned)
+	w.waitStatus(t, unsigned, "Healthy")
+	patch(t, w, unsigned, `{"source":"`+w.tars.URL("signed.tar")+`"}`, http.StatusAccepted)
+	poll(t, "the upgrade to the signed version", 60*time.Second, func() svcView { return w.get(t, unsigned) }, func(v svcView) bool {
+		return v.Version == "1.0.1" && v.Status == "Healthy"
+	})
+	resp = w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+unsigned+"?signatures=true", nil)
+	require.Equal(t, http.StatusOK, resp.Status)
+	resp.JSON(t, &v)
+	require.True(t, v.Signatures.IsValid, "a cosign signature of this digest is carried")
+	require.Len(t, v.Signatures.Details, 1)
+	require.Equal(t, digest, v.Signatures.Details[0]["digest"])
+	require.Contains(t, v.Signatures.Details[0]["message"], "not verified")
 }
