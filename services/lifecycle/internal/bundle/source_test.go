@@ -53,9 +53,9 @@ func TestValidateSource(t *testing.T) {
 		// other schemes and shapes
 		{"", false, false, "required"},
 		{"ftp://depot.example.com/c.tar", false, false, "unsupported scheme"},
-		{"file:///tmp/c.tar", true, false, "unsupported scheme"},
+		{"file:///srv/bundles/c.tar", true, false, "unsupported scheme"},
 		{"s3://bucket/c.tar", false, false, "unsupported scheme"},
-		{"/tmp/c.tar", false, false, "expected https://"},
+		{"/srv/bundles/c.tar", false, false, "expected https://"},
 		{"depot.example.com/c.tar", false, false, "expected https://"},
 		{"https://depot.example.com/" + strings.Repeat("a", maxSourceLen) + ".tar", false, false, "longer than"},
 	}
