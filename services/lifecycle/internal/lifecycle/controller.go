@@ -50,7 +50,7 @@ func (m *Manager) ReconcileAll(ctx context.Context) {
 			return
 		}
 		m.maybeAutoUpgrade(ctx, svc)
-		if !reconciled(svc) {
+		if !reconciled(svc) || !m.checkDue(svc) {
 			continue
 		}
 		if err := m.reconcile(ctx, svc.Clone()); err != nil && ctx.Err() == nil {
@@ -135,6 +135,26 @@ func (m *Manager) reconcile(ctx context.Context, svc *Service) error {
 		return nil
 	})
 	return err
+}
+
+// checkDue: a service that is not Healthy is reconciled on every pass; a
+// Healthy one every 15 passes, which still catches drift on its targets
+// while keeping thousands of quiet services cheap. Any change kicks the
+// controllers and moves the service out of Healthy, so it is seen at once.
+func (m *Manager) checkDue(svc *Service) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lastCheck == nil {
+		m.lastCheck = map[string]time.Time{}
+	}
+	now := m.now()
+	if svc.Status == StatusHealthy {
+		if last, ok := m.lastCheck[svc.ID]; ok && now.Sub(last) < 15*m.cfg.ReconcileInterval {
+			return false
+		}
+	}
+	m.lastCheck[svc.ID] = now
+	return true
 }
 
 // sweepDue spaces out orphan sweeps (they list the targets): once per

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -79,6 +80,8 @@ type Manager struct {
 	hub   *hub
 	queue chan string // "<service id>|<operation id>"
 	kick  chan struct{}
+	// overflowed is set when an operation did not fit in the queue.
+	overflowed atomic.Bool
 
 	failpoints failpoints
 
@@ -87,6 +90,8 @@ type Manager struct {
 	cancels map[string]context.CancelFunc
 	// lastSweep spaces the orphan sweeps per service.
 	lastSweep map[string]time.Time
+	// lastCheck is when each Healthy service's targets were last read.
+	lastCheck map[string]time.Time
 	started   bool
 }
 

@@ -41,7 +41,8 @@ func (m *Manager) enqueueKey(key string) {
 	case m.queue <- key:
 	default:
 		// The queue is full: the operation stays recorded as unfinished
-		// and the periodic sweep picks it up.
+		// and the next sweep picks it up.
+		m.overflowed.Store(true)
 		m.log.Warn("operation queue full; the sweep will pick the operation up", "operation", key)
 	}
 }
@@ -57,6 +58,11 @@ func (m *Manager) worker(ctx context.Context) {
 		case key := <-m.queue:
 			m.execute(ctx, key)
 		case <-sweep.C:
+			// Scanning every operation is only needed when one could not
+			// be queued.
+			if !m.overflowed.Swap(false) {
+				continue
+			}
 			ops, err := m.repo.UnfinishedOperations(ctx)
 			if err != nil {
 				continue
