@@ -159,8 +159,9 @@ type Driver interface {
 	Release(ctx context.Context, k Key) error
 	// Stage dry-runs a resource for the dynamic pre-checks.
 	Stage(ctx context.Context, d Desired) (Staged, error)
-	// Facts reports platform versions and Supervisor capacity.
-	Facts(ctx context.Context) (Facts, error)
+	// Facts reports platform versions and the capacity of the named
+	// Supervisors (known to the target or not).
+	Facts(ctx context.Context, supervisors []string) (Facts, error)
 	// Secrets returns the data of the Secrets in a Supervisor namespace.
 	Secrets(ctx context.Context, supervisor, namespace string) (map[string]map[string][]byte, error)
 	// List returns every resource a service owns.

@@ -212,7 +212,7 @@ func (m *Manager) parallel(ctx context.Context, n int, fn func(context.Context, 
 
 // platformFacts merges the targets' facts with the inventory's versions.
 func (m *Manager) platformFacts(ctx context.Context, supervisors []string) (*precheckv1.PlatformFacts, error) {
-	facts, err := m.driver.Facts(ctx)
+	facts, err := m.driver.Facts(ctx, supervisors)
 	if err != nil {
 		return nil, err
 	}
@@ -230,14 +230,7 @@ func (m *Manager) platformFacts(ctx context.Context, supervisors []string) (*pre
 		pf.Targets = append(pf.Targets, &precheckv1.TargetFacts{Name: name, SupportedApiVersions: facts.SupportedAPIs})
 	}
 	for _, name := range supervisors {
-		sf, ok := known[name]
-		if !ok {
-			if sim, ok := m.driver.(interface {
-				SupervisorFacts(string) target.SupervisorFacts
-			}); ok {
-				sf = sim.SupervisorFacts(name)
-			}
-		}
+		sf := known[name]
 		inv := byName[name]
 		pf.Supervisors = append(pf.Supervisors, &precheckv1.SupervisorFacts{
 			Name: name, Version: inv.GetVersion(), KubernetesVersion: inv.GetKubernetesVersion(),

@@ -2,6 +2,7 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -263,7 +264,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 // IsBlocked reports a non-retryable step failure.
 func IsBlocked(err error) bool {
 	var b *blockedError
-	return asBlocked(err, &b)
+	return errors.As(err, &b)
 }
 
 // Versions lists the catalog.

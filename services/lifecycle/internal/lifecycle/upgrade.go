@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
@@ -420,8 +421,7 @@ func (m *Manager) moveResources(ctx context.Context, svc *Service, rend *rendere
 	}
 	// Ownership transfer first, so a kept resource is never ownerless.
 	owner := target.Owner{ServiceID: svc.ID, Version: version}
-	var mu = make(chan struct{}, 1)
-	mu <- struct{}{}
+	var mu sync.Mutex
 	var transferErrs []string
 	_ = m.parallel(ctx, len(transfer), func(ctx context.Context, i int) error {
 		r := transfer[i]
@@ -433,9 +433,9 @@ func (m *Manager) moveResources(ctx context.Context, svc *Service, rend *rendere
 			fin = nil
 		}
 		if _, err := m.driver.Transfer(ctx, r.Target, owner, fin); err != nil && !errors.Is(err, target.ErrNotFound) {
-			<-mu
+			mu.Lock()
 			transferErrs = append(transferErrs, fmt.Sprintf("%s %s: %v", r.Kind, r.Name, err))
-			mu <- struct{}{}
+			mu.Unlock()
 			return nil
 		}
 		r.Finalizers = fin

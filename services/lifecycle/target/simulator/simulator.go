@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"path"
 	"reflect"
@@ -690,27 +689,21 @@ func parseBytes(v string) (int64, error) {
 	return x, nil
 }
 
-// Facts implements target.Driver. Supervisors are reported when the seed
-// names them or when they hold resources; the lifecycle service merges
-// these facts with its inventory.
-func (s *Simulator) Facts(ctx context.Context) (target.Facts, error) {
+// Facts implements target.Driver. A Supervisor the seed does not name has
+// the default capacity less what its resources consume.
+func (s *Simulator) Facts(ctx context.Context, supervisors []string) (target.Facts, error) {
 	recs, err := s.st.List(ctx, bucketObjects, target.SystemSupervisor+"/")
 	if err != nil {
 		return target.Facts{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	names := map[string]bool{}
-	for n := range s.supervisors {
-		names[n] = true
-	}
 	used := map[string]target.Quota{}
 	for _, rec := range recs {
 		var obj target.Object
 		if err := json.Unmarshal(rec.Value, &obj); err != nil {
 			return target.Facts{}, err
 		}
-		names[obj.Scope] = true
 		req, _ := requests(target.Desired{Key: obj.Key, Spec: obj.Spec})
 		u := used[obj.Scope]
 		u.CPUMillicores += req.CPUMillicores
@@ -719,17 +712,10 @@ func (s *Simulator) Facts(ctx context.Context) (target.Facts, error) {
 		used[obj.Scope] = u
 	}
 	facts := target.Facts{VCFAVersion: s.seed.VCFAVersion, SupportedAPIs: slices.Clone(s.seed.SupportedAPIs)}
-	for _, n := range slices.Sorted(maps.Keys(names)) {
+	for _, n := range supervisors {
 		facts.Supervisors = append(facts.Supervisors, s.supervisorFacts(n, used[n]))
 	}
 	return facts, nil
-}
-
-// SupervisorFacts reports one Supervisor, known or not.
-func (s *Simulator) SupervisorFacts(name string) target.SupervisorFacts {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.supervisorFacts(name, target.Quota{})
 }
 
 func (s *Simulator) supervisorFacts(name string, used target.Quota) target.SupervisorFacts {

@@ -88,7 +88,7 @@ func TestFaults(t *testing.T) {
 		st, err := s.Stage(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}})
 		require.NoError(t, err)
 		require.False(t, st.Reachable)
-		facts, err := s.Facts(ctx)
+		facts, err := s.Facts(ctx, []string{"sv1"})
 		require.NoError(t, err)
 		require.False(t, facts.Supervisors[0].Reachable)
 	})
@@ -113,7 +113,7 @@ func TestQuotaAndReadyConditions(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `^10\.\d+\.\d+\.\d+$`, obj.ReadyConditions["externalIp"])
 	require.NotEmpty(t, obj.ReadyConditions["certificates"])
-	facts, err := s.Facts(ctx)
+	facts, err := s.Facts(ctx, []string{"sv1"})
 	require.NoError(t, err)
 	require.Equal(t, int64(2500), facts.Supervisors[0].Available.CPUMillicores, "installed services consume capacity")
 }

@@ -227,7 +227,9 @@ func testStage(t *testing.T, open Opener) {
 	require.Positive(t, st.Requested.CPUMillicores, "a SupervisorService consumes Supervisor capacity")
 	_, err = d.Get(ctx, k)
 	require.ErrorIs(t, err, target.ErrNotFound, "staging creates nothing")
-	facts, err := d.Facts(ctx)
+	facts, err := d.Facts(ctx, []string{"sv1", "never-used"})
 	require.NoError(t, err)
 	require.NotEmpty(t, facts.VCFAVersion)
+	require.Len(t, facts.Supervisors, 2, "every named Supervisor is reported")
+	require.Equal(t, "sv1", facts.Supervisors[0].Name)
 }
