@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // deleteStep runs the steps of a delete operation.
@@ -50,6 +52,16 @@ func (m *Manager) deleteStep(ctx context.Context, r *run, name string) error {
 	return fmt.Errorf("delete has no step %q", name)
 }
 
+// letGo applies the finalizer rule to a target object leaving a service:
+// with the cleanup finalizer it is deleted on its target, without it it is
+// released and left intact.
+func (m *Manager) letGo(ctx context.Context, k target.Key, finalizers []string) error {
+	if slices.Contains(finalizers, FinalizerCleanup) {
+		return m.driver.Delete(ctx, k)
+	}
+	return m.driver.Release(ctx, k)
+}
+
 // decommissionTargets removes the target objects of records whose target
 // changed, leaving the records (they are about to be replaced). Without a
 // cleanup finalizer the object is released instead of deleted.
@@ -62,11 +74,7 @@ func (m *Manager) decommissionTargets(ctx context.Context, res []*Resource) erro
 			return nil
 		}
 		var err error
-		if slices.Contains(r.Finalizers, FinalizerCleanup) {
-			err = m.driver.Delete(ctx, r.Target)
-		} else {
-			err = m.driver.Release(ctx, r.Target)
-		}
+		err = m.letGo(ctx, r.Target, r.Finalizers)
 		if err != nil {
 			mu.Lock()
 			failed = append(failed, fmt.Errorf("%s %s on %s: %w", r.Kind, r.Name, r.Target, err))
@@ -98,11 +106,7 @@ func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Res
 			continue
 		}
 		var err error
-		if slices.Contains(o.Finalizers, FinalizerCleanup) {
-			err = m.driver.Delete(ctx, o.Key)
-		} else {
-			err = m.driver.Release(ctx, o.Key)
-		}
+		err = m.letGo(ctx, o.Key, o.Finalizers)
 		if err != nil {
 			left = append(left, Orphan{Kind: o.Kind, Name: o.Identity, Target: o.Key, Message: err.Error()})
 			continue
@@ -125,11 +129,7 @@ func (m *Manager) removeResources(ctx context.Context, svc *Service, res []*Reso
 		r := res[i]
 		var err error
 		if r.Kind != "Overlay" {
-			if slices.Contains(r.Finalizers, FinalizerCleanup) {
-				err = m.driver.Delete(ctx, r.Target)
-			} else {
-				err = m.driver.Release(ctx, r.Target)
-			}
+			err = m.letGo(ctx, r.Target, r.Finalizers)
 		}
 		mu.Lock()
 		defer mu.Unlock()
