@@ -73,9 +73,7 @@ func (m *Manager) decommissionTargets(ctx context.Context, res []*Resource) erro
 		if r.Kind == "Overlay" {
 			return nil
 		}
-		var err error
-		err = m.letGo(ctx, r.Target, r.Finalizers)
-		if err != nil {
+		if err := m.letGo(ctx, r.Target, r.Finalizers); err != nil {
 			mu.Lock()
 			failed = append(failed, fmt.Errorf("%s %s on %s: %w", r.Kind, r.Name, r.Target, err))
 			mu.Unlock()
@@ -105,9 +103,7 @@ func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Res
 		if known[o.String()] {
 			continue
 		}
-		var err error
-		err = m.letGo(ctx, o.Key, o.Finalizers)
-		if err != nil {
+		if err := m.letGo(ctx, o.Key, o.Finalizers); err != nil {
 			left = append(left, Orphan{Kind: o.Kind, Name: o.Identity, Target: o.Key, Message: err.Error()})
 			continue
 		}
