@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fiql"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
 // ListQuery is api.md's list query.
@@ -101,7 +102,7 @@ func unknownField(what, sel string) error {
 // as text.
 func compareField(sel, a, b string) int {
 	if sel == "version" {
-		return compareVersions(a, b)
+		return version.Compare(a, b)
 	}
 	return strings.Compare(a, b)
 }

@@ -9,6 +9,7 @@ import (
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
 // Inventory returns the platform inventory.
@@ -86,7 +87,7 @@ func (m *Manager) PutInventory(ctx context.Context, inv *commonv1.Inventory) ([]
 				added = true
 				continue
 			}
-			if compareVersions(s.GetVersion(), prev.GetVersion()) > 0 || (s.GetKubernetesVersion() != "" && compareVersions(s.GetKubernetesVersion(), prev.GetKubernetesVersion()) > 0) {
+			if version.Compare(s.GetVersion(), prev.GetVersion()) > 0 || (s.GetKubernetesVersion() != "" && version.Compare(s.GetKubernetesVersion(), prev.GetKubernetesVersion()) > 0) {
 				chk, err := m.evaluateSupervisor(ctx, s.GetName(), s.GetVersion(), s.GetKubernetesVersion())
 				if err != nil {
 					return nil, err

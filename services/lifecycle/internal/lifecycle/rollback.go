@@ -7,6 +7,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -145,7 +146,7 @@ func (m *Manager) checkSupervisorServiceDowngrade(ctx context.Context, svc *Serv
 		}
 		installed := packageVersionOf(r.Doc)
 		old, ok := previous[r.Supervisor+"/"+packageRef(r.Doc)]
-		if ok && installed != "" && old != "" && compareVersions(old, installed) < 0 {
+		if ok && installed != "" && old != "" && version.Compare(old, installed) < 0 {
 			refused = append(refused, fmt.Sprintf("SupervisorService %s on %s is installed at package version %s and version %s would downgrade it to %s",
 				r.Name, r.Supervisor, installed, prev.Version, old))
 		}

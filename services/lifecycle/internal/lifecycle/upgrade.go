@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +15,7 @@ import (
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -94,7 +93,7 @@ func checkTargetBundle(svc *Service, b *bundle.Bundle) (string, error) {
 	if v == svc.Version {
 		return "", blocked(ErrTypeDownload, fmt.Errorf("version %s is already installed", v))
 	}
-	if compareVersions(v, svc.Version) < 0 {
+	if version.Compare(v, svc.Version) < 0 {
 		return "", blocked(ErrTypeDownload, fmt.Errorf("version %s is older than the installed %s: downgrades go through POST /rollback", v, svc.Version))
 	}
 	return v, nil
@@ -521,7 +520,11 @@ func (m *Manager) maybeAutoUpgrade(ctx context.Context, svc *Service) {
 	if !svc.AutoUpgrade || svc.LifecycleState != StateActive || svc.ActiveOperation != "" || svc.Maintenance || svc.Digest == "" {
 		return
 	}
-	next := m.AvailableUpgrade(ctx, svc)
+	next, err := m.AvailableUpgrade(ctx, svc)
+	if err != nil {
+		m.log.Warn("automatic upgrade: read the catalog", "service", svc.ID, "error", err)
+		return
+	}
 	if next == nil {
 		return
 	}
@@ -529,7 +532,7 @@ func (m *Manager) maybeAutoUpgrade(ctx context.Context, svc *Service) {
 		return
 	}
 	var op *Operation
-	_, err := m.mutate(ctx, svc.ID, func(tx Tx, s *Service) error {
+	_, err = m.mutate(ctx, svc.ID, func(tx Tx, s *Service) error {
 		op = nil
 		if s.ActiveOperation != "" || !s.AutoUpgrade {
 			return nil
@@ -552,67 +555,31 @@ func (m *Manager) maybeAutoUpgrade(ctx context.Context, svc *Service) {
 func (m *Manager) autoUpgradeRetry() time.Duration { return 30 * m.cfg.ReconcileInterval }
 
 // AvailableUpgrade is the newest registered version newer than the
-// installed one, or nil.
-func (m *Manager) AvailableUpgrade(ctx context.Context, svc *Service) *CatalogEntry {
+// installed one, or nil when there is none.
+func (m *Manager) AvailableUpgrade(ctx context.Context, svc *Service) (*CatalogEntry, error) {
 	if svc.Name == "" || svc.Version == "" {
-		return nil
+		return nil, nil
 	}
 	entries, err := m.repo.Catalog(ctx, svc.Name)
 	if err != nil {
-		return nil
+		return nil, fmt.Errorf("read the catalog of %s: %w", svc.Name, err)
 	}
+	return NewestUpgrade(entries, svc.Version), nil
+}
+
+// NewestUpgrade picks, among a name's catalog entries, the newest Ready
+// version newer than installed (nil when there is none).
+func NewestUpgrade(entries []*CatalogEntry, installed string) *CatalogEntry {
 	var best *CatalogEntry
 	for _, e := range entries {
-		if e.Status != StatusReady || e.Digest == "" || compareVersions(e.Version, svc.Version) <= 0 {
+		if e.Status != StatusReady || e.Digest == "" || version.Compare(e.Version, installed) <= 0 {
 			continue
 		}
-		if best == nil || compareVersions(e.Version, best.Version) > 0 {
+		if best == nil || version.Compare(e.Version, best.Version) > 0 {
 			best = e
 		}
 	}
 	return best
-}
-
-// semverRE matches strict semantic versions (semver.org's grammar, less
-// the leading-zero rules).
-var semverRE = regexp.MustCompile(`^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
-
-// compareVersions orders dotted versions numerically segment by segment
-// (semver core and four-segment versions alike), falling back to text.
-func compareVersions(a, b string) int {
-	ca, _, _ := strings.Cut(strings.TrimPrefix(a, "v"), "+")
-	cb, _, _ := strings.Cut(strings.TrimPrefix(b, "v"), "+")
-	ca, preA, _ := strings.Cut(ca, "-")
-	cb, preB, _ := strings.Cut(cb, "-")
-	pa, pb := strings.Split(ca, "."), strings.Split(cb, ".")
-	for i := 0; i < max(len(pa), len(pb)); i++ {
-		var x, y int
-		var ex, ey error
-		if i < len(pa) {
-			x, ex = strconv.Atoi(pa[i])
-		}
-		if i < len(pb) {
-			y, ey = strconv.Atoi(pb[i])
-		}
-		if ex != nil || ey != nil {
-			return strings.Compare(a, b)
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	switch {
-	case preA == preB:
-		return 0
-	case preA == "":
-		return 1
-	case preB == "":
-		return -1
-	}
-	return strings.Compare(preA, preB)
 }
 
 // PreviewUpgrade runs every check of an upgrade without changing anything
@@ -644,7 +611,10 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 			return nil, err
 		}
 	default:
-		next := m.AvailableUpgrade(ctx, svc)
+		next, err := m.AvailableUpgrade(ctx, svc)
+		if err != nil {
+			return nil, err
+		}
 		if next == nil {
 			return nil, fmt.Errorf("no newer version of %s is registered: give a source or a targetVersion: %w", svc.Name, ErrInvalidArgument)
 		}
@@ -742,13 +712,13 @@ func (m *Manager) suggestPath(ctx context.Context, svc *Service, ob *bundle.Bund
 	if err != nil {
 		return nil
 	}
-	if !semverRE.MatchString(svc.Version) {
+	if !version.IsSemver(svc.Version) {
 		return nil
 	}
 	var avail []*compatibilityv1.PackageVersion
 	for _, e := range entries {
 		// Path planning works on semantic versions only.
-		if e.Digest == "" || e.Status != StatusReady || !semverRE.MatchString(e.Version) {
+		if e.Digest == "" || e.Status != StatusReady || !version.IsSemver(e.Version) {
 			continue
 		}
 		b, err := m.bundles.Load(e.Digest)
