@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 )
 
 // CreateRequest is what POST /v2/vcf-services carries.
@@ -77,7 +78,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*Service, erro
 		UpdatedAt:      now,
 	}
 	op := m.newOperation(svc, OpRegister, req.RequestedBy, OperationParams{Source: req.Source, Name: req.Name, Version: req.Version, Phase: PhaseResolving},
-		"download", "validate")
+		registerSteps...)
 	op.ToVersion = req.Version
 	svc.ActiveOperation = op.ID
 	svc.Progress = &Progress{OperationID: op.ID, Type: op.Type, Step: "download", Percent: -1}
@@ -435,7 +436,7 @@ func (m *Manager) applyChange(svc *Service, c Change, wantGrants map[string]any)
 		if c.Phase != nil && *c.Phase != "" {
 			phase = *c.Phase
 		}
-		op := m.newOperation(svc, OpConfigure, c.RequestedBy, OperationParams{Phase: phase}, "render", "compatibility", "prechecks", "apply")
+		op := m.newOperation(svc, OpConfigure, c.RequestedBy, OperationParams{Phase: phase}, reconfigureSteps...)
 		op.FromVersion, op.ToVersion = svc.Version, svc.Version
 		svc.Phase, svc.Status = phase, StatusBusy
 		return op, nil
@@ -475,7 +476,7 @@ func (m *Manager) startActivation(svc *Service, wantGrants map[string]any, by st
 	if err := acceptanceComplete(svc.Accepted, wantGrants); err != nil {
 		return nil, fmt.Errorf("cannot activate %s: %w", svc.ID, err)
 	}
-	op := m.newOperation(svc, OpActivate, by, OperationParams{Phase: PhaseInstalling}, "render", "compatibility", "prechecks", "apply")
+	op := m.newOperation(svc, OpActivate, by, OperationParams{Phase: PhaseInstalling}, activateSteps...)
 	op.ToVersion = svc.Version
 	svc.LifecycleState = StateActive
 	svc.Status = StatusBusy
@@ -518,7 +519,7 @@ func (m *Manager) Delete(ctx context.Context, id string, force bool, by string) 
 				}
 			}
 		}
-		op = m.newOperation(svc, OpDelete, by, OperationParams{Force: force, Phase: PhaseDeleting}, "remove-resources", "remove-service")
+		op = m.newOperation(svc, OpDelete, by, OperationParams{Force: force, Phase: PhaseDeleting}, deleteSteps...)
 		op.FromVersion = svc.Version
 		svc.LifecycleState = StateDecommissioned
 		svc.Phase = PhaseDeleting
@@ -532,12 +533,12 @@ func (m *Manager) Delete(ctx context.Context, id string, force bool, by string) 
 		return nil, err
 	}
 	if op != nil {
-		m.cancelRunning(id)
+		m.engine.Cancel(id)
 		m.enqueue(op)
 	}
 	if takeover != "" {
-		m.cancelRunning(id)
-		m.enqueueKey(id + "|" + takeover)
+		m.engine.Cancel(id)
+		m.engine.Enqueue(engine.Key{Service: id, Operation: takeover})
 	}
 	return svc, nil
 }

@@ -10,6 +10,17 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
+// Delete steps, in order: clean up (or release) every resource on its
+// target, then remove the record.
+var deleteSteps = []string{"remove-resources", "remove-service"}
+
+var deleteOperation = operationDef{
+	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.deleteStep(ctx, r, step) },
+	onFailure: func(svc *Service, _ *Operation, _ string) {
+		svc.Status = StatusUnhealthy
+	},
+}
+
 // deleteStep runs the steps of a delete operation.
 func (m *Manager) deleteStep(ctx context.Context, r *run, name string) error {
 	switch name {

@@ -16,6 +16,28 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
+// Activation and reconfiguration steps, in order: render, evaluate
+// compatibility, run the dynamic pre-checks, apply.
+var activateSteps = []string{"render", "compatibility", "prechecks", "apply"}
+
+var activateOperation = operationDef{
+	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.installStep(ctx, r, step) },
+	onFailure: func(svc *Service, _ *Operation, _ string) {
+		// The activation did not happen: the service is inactive again.
+		svc.LifecycleState = StateInactive
+		svc.Status = StatusUnhealthy
+	},
+}
+
+var reconfigureSteps = []string{"render", "compatibility", "prechecks", "apply"}
+
+var reconfigureOperation = operationDef{
+	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.installStep(ctx, r, step) },
+	onFailure: func(svc *Service, _ *Operation, _ string) {
+		svc.Status = StatusUnhealthy
+	},
+}
+
 // installStep runs the steps shared by activation and reconfiguration.
 func (m *Manager) installStep(ctx context.Context, r *run, name string) error {
 	b, err := m.loadBundle(r.svc)

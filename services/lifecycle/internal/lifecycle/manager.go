@@ -6,13 +6,14 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -77,17 +78,11 @@ type Manager struct {
 	driver  target.Driver
 	log     *slog.Logger
 
-	hub   *hub
-	queue chan string // "<service id>|<operation id>"
-	kick  chan struct{}
-	// overflowed is set when an operation did not fit in the queue.
-	overflowed atomic.Bool
+	hub    *hub
+	engine *engine.Engine[*run]
+	kick   chan struct{}
 
-	failpoints failpoints
-
-	mu      sync.Mutex
-	running map[string]bool // operations being executed, by key
-	cancels map[string]context.CancelFunc
+	mu sync.Mutex
 	// lastSweep spaces the orphan sweeps per service.
 	lastSweep map[string]time.Time
 	// lastCheck is when each Healthy service's targets were last read.
@@ -101,14 +96,33 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 	if bundles != nil {
 		bundles = newBundleCache(bundles, 64)
 	}
-	return &Manager{
+	m := &Manager{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
-		hub:        newHub(),
-		failpoints: loadFailpoints(),
-		queue:      make(chan string, 4096),
-		kick:       make(chan struct{}, 1),
-		running:    map[string]bool{},
+		hub:  newHub(),
+		kick: make(chan struct{}, 1),
 	}
+	m.engine = engine.New(engine.Config{
+		Workers:      cfg.Workers,
+		QueueSize:    4096,
+		SweepEvery:   5 * cfg.ReconcileInterval,
+		StepTimeout:  cfg.stepTimeout,
+		RetryBackoff: cfg.RetryBackoff,
+		MaxBackoff:   30 * time.Second,
+		Retryable:    retryable,
+		// VCFSM_FAILPOINTS is unset in production; the crash tests set it.
+		Failpoints: engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS")),
+		Now:        m.now,
+		Logger:     cfg.Logger,
+	}, journal{m})
+	return m
+}
+
+// stepTimeout bounds one step: its own bound or the common one.
+func (c *Config) stepTimeout(name string) time.Duration {
+	if d, ok := c.StepTimeouts[name]; ok && d > 0 {
+		return d
+	}
+	return c.StepTimeout
 }
 
 // Start resumes unfinished operations and runs the operation workers and
@@ -123,27 +137,15 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	m.started = true
 	m.mu.Unlock()
 
-	ops, err := m.repo.UnfinishedOperations(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("resume operations: %w", err)
-	}
 	var wg sync.WaitGroup
-	for range m.cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m.worker(ctx)
-		}()
+	if err := m.engine.Start(ctx, &wg); err != nil {
+		return nil, err
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		m.controllerLoop(ctx)
 	}()
-	for _, op := range ops {
-		m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
-		m.enqueue(op)
-	}
 	return wg.Wait, nil
 }
 

@@ -12,6 +12,17 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
+// Register steps, in order: download the bundle and record it on the
+// service, then validate it and enter it in the catalog.
+var registerSteps = []string{"download", "validate"}
+
+var registerOperation = operationDef{
+	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.registerStep(ctx, r, step) },
+	onFailure: func(svc *Service, _ *Operation, _ string) {
+		svc.Status = StatusUnhealthy
+	},
+}
+
 // downloadError classifies bundle errors for errorDetails.
 func downloadError(err error) error {
 	switch {

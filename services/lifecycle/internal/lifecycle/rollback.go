@@ -11,6 +11,18 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
+// Rollback steps, in order: the failed version goes into maintenance, the
+// previous version's resources are restored, the service points at it.
+var rollbackSteps = []string{"maintenance", "resources", "cleanup"}
+
+var rollbackOperation = operationDef{
+	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.rollbackStep(ctx, r, step) },
+	onFailure: func(svc *Service, _ *Operation, _ string) {
+		svc.Status = StatusUnhealthy
+		svc.Maintenance = false
+	},
+}
+
 // SupervisorServiceDowngradeWorkaround is seed 002's workaround, quoted in
 // every refused rollback.
 const SupervisorServiceDowngradeWorkaround = "Once a SupervisorService has been successfully installed on a Supervisor cluster it cannot be downgraded " +
@@ -65,7 +77,7 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 			}
 		}
 		op = m.newOperation(s, OpRollback, by, OperationParams{TargetVersion: prev.Version, TargetDigest: prev.Digest, Phase: PhaseUpgrading},
-			"maintenance", "resources", "cleanup")
+			rollbackSteps...)
 		op.FromVersion, op.ToVersion = s.Version, prev.Version
 		s.ActiveOperation = op.ID
 		s.Progress = &Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[0].Name, Percent: -1}
@@ -75,7 +87,7 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 	if err != nil {
 		return nil, err
 	}
-	m.cancelRunning(id)
+	m.engine.Cancel(id)
 	m.enqueue(op)
 	return out, nil
 }

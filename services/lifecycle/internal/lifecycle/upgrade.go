@@ -19,6 +19,11 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
+var upgradeOperation = operationDef{
+	run:       func(ctx context.Context, m *Manager, r *run, step string) error { return m.upgradeStep(ctx, r, step) },
+	onFailure: onUpgradeFailure,
+}
+
 // Upgrade steps, in order. The first five only read: any ERROR there means
 // the upgrade does not start and the current version stays as it was.
 var upgradeSteps = []string{"download", "configuration", "compatibility", "precheck-hook", "prechecks", "maintenance", "resources", "cleanup"}
@@ -463,7 +468,7 @@ func (m *Manager) moveResources(ctx context.Context, svc *Service, rend *rendere
 // onUpgradeFailure sets the service's status after a failed upgrade. Before
 // maintenance nothing changed: the current version stays as it was. After,
 // the upgrade is partial: Unhealthy, to fix and retry or roll back.
-func (m *Manager) onUpgradeFailure(svc *Service, op *Operation, outcome string) {
+func onUpgradeFailure(svc *Service, op *Operation, outcome string) {
 	partial := false
 	for _, s := range op.Steps {
 		if (s.Name == "resources" || s.Name == "cleanup") && (s.Status == StepFailed || s.Status == StepSucceeded) {
@@ -480,7 +485,7 @@ func (m *Manager) onUpgradeFailure(svc *Service, op *Operation, outcome string) 
 	if !partial {
 		svc.Maintenance = false
 		svc.Phase = op.Params.Phase
-		m.setStatusFromResourcesLater(svc)
+		setStatusFromResourcesLater(svc)
 		return
 	}
 	svc.Maintenance = false
@@ -489,7 +494,7 @@ func (m *Manager) onUpgradeFailure(svc *Service, op *Operation, outcome string) 
 
 // setStatusFromResourcesLater marks the service for the controllers to
 // recompute its status (it was frozen during the checks).
-func (m *Manager) setStatusFromResourcesLater(svc *Service) {
+func setStatusFromResourcesLater(svc *Service) {
 	if svc.LifecycleState == StateActive && svc.Status == StatusMaintenance {
 		svc.Status = StatusBusy
 	}
@@ -511,7 +516,6 @@ func (m *Manager) afterFailure(ctx context.Context, op *Operation, outcome strin
 	}
 }
 
-func (m *Manager) afterSuccess(context.Context, *Operation) {}
 
 // maybeAutoUpgrade starts an upgrade to the newest registered version when
 // the service asks for automatic upgrades. A version whose automatic
