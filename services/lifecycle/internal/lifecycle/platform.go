@@ -2,7 +2,6 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -231,44 +230,4 @@ func containsString(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-// RegisterVersion downloads and validates a bundle into the catalog,
-// synchronously: validation failures are InvalidArgument (400).
-func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bool) (*CatalogEntry, error) {
-	if err := m.ValidateSource(source); err != nil {
-		return nil, err
-	}
-	b, err := m.bundles.Fetch(ctx, source, nil)
-	if err != nil {
-		return nil, invalidArgument("register "+source, err)
-	}
-	if b.Package.RefName == "" || b.Package.Version == "" {
-		return nil, fmt.Errorf("register %s: package.yml must carry spec.refName and spec.version: %w", source, ErrInvalidArgument)
-	}
-	probe := &Service{ID: "catalog", Name: b.Package.RefName, Version: b.Package.Version, Digest: b.Digest, BuiltIn: builtIn, Namespace: Namespace(b.Package.RefName)}
-	if _, err := m.validateBundle(ctx, probe, b); err != nil {
-		if IsBlocked(err) {
-			return nil, invalidArgument("register "+source, err)
-		}
-		return nil, err
-	}
-	entry := &CatalogEntry{Name: b.Package.RefName, Version: b.Package.Version, Source: source, Digest: b.Digest,
-		Status: StatusReady, RegisteredAt: m.now(), BuiltIn: builtIn}
-	if err := m.update(ctx, func(tx Tx) error { return tx.PutCatalog(entry) }); err != nil {
-		return nil, err
-	}
-	m.kickControllers()
-	return entry, nil
-}
-
-// IsBlocked reports a non-retryable step failure.
-func IsBlocked(err error) bool {
-	var b *blockedError
-	return errors.As(err, &b)
-}
-
-// Versions lists the catalog.
-func (m *Manager) Versions(ctx context.Context, name string) ([]*CatalogEntry, error) {
-	return m.repo.Catalog(ctx, name)
 }

@@ -2,13 +2,9 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
-	"time"
 
-	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
@@ -21,41 +17,6 @@ var registerOperation = operationDef{
 	onFailure: func(svc *Service, _ *Operation, _ string) {
 		svc.Status = StatusUnhealthy
 	},
-}
-
-// downloadError classifies bundle errors for errorDetails.
-func downloadError(err error) error {
-	switch {
-	case errors.Is(err, bundle.ErrInvalidSource), errors.Is(err, bundle.ErrHostile),
-		errors.Is(err, bundle.ErrInvalidPackage), errors.Is(err, bundle.ErrFetch):
-		return blocked(ErrTypeDownload, err)
-	}
-	return err
-}
-
-// fetch downloads a bundle, showing progress on the service.
-func (m *Manager) fetch(ctx context.Context, r *run, source string) (*bundle.Bundle, error) {
-	var mu sync.Mutex
-	last := time.Time{}
-	progress := func(step string, percent int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if time.Since(last) < 250*time.Millisecond && percent != 100 {
-			return
-		}
-		last = time.Now()
-		_, _ = m.mutate(context.WithoutCancel(ctx), r.op.ServiceID, func(_ Tx, svc *Service) error {
-			if svc.ActiveOperation == r.op.ID {
-				svc.Progress = &Progress{OperationID: r.op.ID, Type: r.op.Type, Step: "download", Message: step, Percent: percent}
-			}
-			return nil
-		})
-	}
-	b, err := m.bundles.Fetch(ctx, source, progress)
-	if err != nil {
-		return nil, downloadError(fmt.Errorf("fetch %s: %w", source, err))
-	}
-	return b, nil
 }
 
 // registerStep runs the steps of a register operation.
@@ -129,60 +90,6 @@ func (m *Manager) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) err
 		return tx.PutOperation(r.op)
 	})
 	return err
-}
-
-// packageVersion builds the compatibility service's view of a bundle.
-func packageVersion(b *bundle.Bundle, version string, builtIn bool) *compatibilityv1.PackageVersion {
-	ann := b.Package.Annotations
-	return &compatibilityv1.PackageVersion{
-		Name:    b.Package.RefName,
-		Version: version,
-		BuiltIn: builtIn,
-		Constraints: &compatibilityv1.Constraints{
-			SupervisorVersion:  ann["appplatform.vmware.com/supervisor-version-constraints"],
-			KubernetesVersion:  b.Package.KubernetesVersionConstraints,
-			SourceUpgrade:      ann["appplatform.vmware.com/source-version-upgrade-constraints"],
-			DestinationUpgrade: ann["appplatform.vmware.com/destination-version-upgrade-constraints"],
-		},
-	}
-}
-
-// validateBundle runs the compatibility service's validation and static
-// checks on a bundle rendered with the platform inventory. It returns
-// warnings worth showing; issues are a blocked error.
-func (m *Manager) validateBundle(ctx context.Context, svc *Service, b *bundle.Bundle) ([]ErrorDetail, error) {
-	var warnings []ErrorDetail
-	req := &compatibilityv1.ValidatePackageRequest{PackageYaml: b.PackageFile, BuiltIn: svc.BuiltIn}
-	rend, err := m.render(ctx, svc, b, RenderInput{})
-	switch {
-	case err == nil:
-		req.Resources = rend.Resources
-	case errors.Is(err, ErrUnavailable):
-		return nil, err
-	default:
-		warnings = append(warnings, ErrorDetail{Type: ErrTypeConfiguration, Severity: SeverityWarn,
-			Message: fmt.Sprintf("the bundle does not render with the current platform inventory, so its resources were not statically checked yet (they are at activation): %v", err)})
-	}
-	resp, err := m.peers.Compatibility.ValidatePackage(ctx, req)
-	if err != nil {
-		err = peerError("compatibility", err)
-		if errors.Is(err, ErrInvalidArgument) {
-			return nil, blocked(ErrTypeConfiguration, err)
-		}
-		return nil, err
-	}
-	if !resp.GetValid() {
-		var msgs []string
-		for _, is := range resp.GetIssues() {
-			msg := is.GetMessage()
-			if is.GetExpression() != "" && !strings.Contains(msg, is.GetExpression()) {
-				msg += fmt.Sprintf(" (%s: %q)", is.GetSource(), is.GetExpression())
-			}
-			msgs = append(msgs, msg)
-		}
-		return nil, blocked(ErrTypeConfiguration, fmt.Errorf("the package failed validation: %s", strings.Join(msgs, "; ")))
-	}
-	return warnings, nil
 }
 
 func (m *Manager) validateRegistration(ctx context.Context, r *run) error {

@@ -10,59 +10,6 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-// Delete steps, in order: clean up (or release) every resource on its
-// target, then remove the record.
-var deleteSteps = []string{"remove-resources", "remove-service"}
-
-var deleteOperation = operationDef{
-	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.deleteStep(ctx, r, step) },
-	onFailure: func(svc *Service, _ *Operation, _ string) {
-		svc.Status = StatusUnhealthy
-	},
-}
-
-// deleteStep runs the steps of a delete operation.
-func (m *Manager) deleteStep(ctx context.Context, r *run, name string) error {
-	switch name {
-	case "remove-resources":
-		res, err := m.repo.Resources(ctx, r.op.ServiceID)
-		if err != nil {
-			return err
-		}
-		var orphans []Orphan
-		if err := m.removeResources(ctx, r.svc, res, r.op.Params.Force, &orphans); err != nil {
-			return err
-		}
-		// Anything the service still owns on a target without a record
-		// goes too.
-		left, err := m.sweepOrphans(ctx, r.op.ServiceID, nil)
-		switch {
-		case err != nil && !r.op.Params.Force:
-			return fmt.Errorf("list the service's target resources: %w: %w", err, ErrUnavailable)
-		case len(left) > 0 && !r.op.Params.Force:
-			return fmt.Errorf("%d target resource(s) without a record could not be removed (retrying): %s: %w", len(left), left[0].Message, ErrUnavailable)
-		}
-		orphans = append(orphans, left...)
-		if len(orphans) > 0 {
-			r.op.Orphans = append(r.op.Orphans, orphans...)
-			for _, o := range orphans {
-				m.log.Warn("force delete left a target resource behind; audit and clean it up manually",
-					"service", r.op.ServiceID, "kind", o.Kind, "name", o.Name, "target", o.Target.String(), "reason", o.Message)
-			}
-			return m.update(ctx, func(tx Tx) error { return tx.PutOperation(r.op) })
-		}
-		return nil
-	case "remove-service":
-		return m.update(ctx, func(tx Tx) error {
-			if _, err := tx.Service(r.op.ServiceID); errors.Is(err, ErrNotFound) {
-				return nil
-			}
-			return tx.DeleteService(r.op.ServiceID)
-		})
-	}
-	return fmt.Errorf("delete has no step %q", name)
-}
-
 // letGo applies the finalizer rule to a target object leaving a service:
 // with the cleanup finalizer it is deleted on its target, without it it is
 // released and left intact.
