@@ -51,7 +51,7 @@ func (m *Manager) Versions(ctx context.Context, name string) ([]*CatalogEntry, e
 
 // AvailableUpgrade is the newest registered version newer than the
 // installed one, or nil when there is none.
-func (m *Manager) AvailableUpgrade(ctx context.Context, svc *Service) (*CatalogEntry, error) {
+func (m *core) AvailableUpgrade(ctx context.Context, svc *Service) (*CatalogEntry, error) {
 	if svc.Name == "" || svc.Version == "" {
 		return nil, nil
 	}
@@ -77,7 +77,7 @@ func NewestUpgrade(entries []*CatalogEntry, installed string) *CatalogEntry {
 	return best
 }
 
-func (m *Manager) catalogEntry(ctx context.Context, name, version string) (*CatalogEntry, error) {
+func (m *core) catalogEntry(ctx context.Context, name, version string) (*CatalogEntry, error) {
 	entries, err := m.repo.Catalog(ctx, name)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ func decodeOverlay(field, v string) error {
 	return nil
 }
 
-func (c *Change) validate(m *Manager) error {
+func (c *Change) validate(m *core) error {
 	if c.Values != nil {
 		for _, f := range c.ValueFields {
 			var v string
@@ -111,7 +111,7 @@ func (c *Change) validate(m *Manager) error {
 // acceptance against a fresh render when activating, then commits the
 // change and starts the operation it implies (activate, configure,
 // upgrade) in the same transaction.
-func (m *Manager) Apply(ctx context.Context, id string, c Change) (*Service, error) {
+func (m *core) Apply(ctx context.Context, id string, c Change) (*Service, error) {
 	if err := c.validate(m); err != nil {
 		return nil, err
 	}
@@ -192,7 +192,7 @@ func applyValues(svc *Service, c Change) {
 
 // applyChange edits svc in place and returns the operation to start, if
 // any. It must be repeatable (the transaction may retry).
-func (m *Manager) applyChange(svc *Service, c Change, wantGrants map[string]any) (*Operation, error) {
+func (m *core) applyChange(svc *Service, c Change, wantGrants map[string]any) (*Operation, error) {
 	busy := svc.ActiveOperation != ""
 	valuesChanged := applyFields(svc, c, wantGrants)
 
@@ -277,7 +277,7 @@ func applyFields(svc *Service, c Change, wantGrants map[string]any) (valuesChang
 // transition moves the lifecycle state: activation is an operation;
 // deactivate, pause and resume happen in the request's transaction and
 // are recorded in the history as finished operations.
-func (m *Manager) transition(svc *Service, to string, busy bool, wantGrants map[string]any, by string) (*Operation, error) {
+func (m *core) transition(svc *Service, to string, busy bool, wantGrants map[string]any, by string) (*Operation, error) {
 	if err := CheckTransition(svc.LifecycleState, to); err != nil {
 		return nil, err
 	}

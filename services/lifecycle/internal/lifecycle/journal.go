@@ -17,7 +17,7 @@ import (
 // journals their steps on the operation and the service's progress, runs
 // each step through the operation's definition and closes operations.
 
-func (m *Manager) newOperation(svc *Service, typ, by string, params OperationParams, steps ...string) *Operation {
+func (m *core) newOperation(svc *Service, typ, by string, params OperationParams, steps ...string) *Operation {
 	op := &Operation{
 		ID: m.newOperationID(), ServiceID: svc.ID, ServiceName: svc.Name, Type: typ,
 		FromVersion: svc.Version, Outcome: OutcomePending, RequestedBy: by, StartedAt: m.now(), Params: params,
@@ -30,7 +30,7 @@ func (m *Manager) newOperation(svc *Service, typ, by string, params OperationPar
 
 // recordInstant adds a finished, step-less operation to the history (pause,
 // resume, deactivate happen inside the request's own transaction).
-func (m *Manager) recordInstant(svc *Service, typ, by string) {
+func (m *core) recordInstant(svc *Service, typ, by string) {
 	svc.pendingHistory = append(svc.pendingHistory, &Operation{
 		ID: m.newOperationID(), ServiceID: svc.ID, ServiceName: svc.Name, Type: typ,
 		FromVersion: svc.Version, ToVersion: svc.Version, Outcome: OutcomeSucceeded, RequestedBy: by,
@@ -38,7 +38,7 @@ func (m *Manager) recordInstant(svc *Service, typ, by string) {
 	})
 }
 
-func (m *Manager) enqueue(op *Operation) {
+func (m *core) enqueue(op *Operation) {
 	m.engine.Enqueue(engine.Key{Service: op.ServiceID, Operation: op.ID})
 }
 
@@ -90,7 +90,7 @@ func transient(err error) bool {
 }
 
 // journal implements engine.Host over the manager's store.
-type journal struct{ m *Manager }
+type journal struct{ m *core }
 
 func (j journal) Load(ctx context.Context, k engine.Key) (*run, error) {
 	op, err := j.m.repo.Operation(ctx, k.Service, k.Operation)
@@ -156,7 +156,7 @@ func (j journal) Failed(ctx context.Context, r *run, i int, cause error, stuck b
 
 func (j journal) Succeeded(ctx context.Context, r *run) { j.m.finish(ctx, r) }
 
-func (m *Manager) saveStep(ctx context.Context, r *run, i int, st, msg string) error {
+func (m *core) saveStep(ctx context.Context, r *run, i int, st, msg string) error {
 	op := r.op
 	now := m.now()
 	op.Steps[i].Status = st
@@ -200,7 +200,7 @@ func progressPercent(op *Operation, i int, st string) int {
 }
 
 // noteRetry shows a retried step's reason in the service's state.
-func (m *Manager) noteRetry(ctx context.Context, r *run, step string, cause error) error {
+func (m *core) noteRetry(ctx context.Context, r *run, step string, cause error) error {
 	_, err := m.mutate(ctx, r.op.ServiceID, func(_ Tx, svc *Service) error {
 		if svc.Progress != nil && svc.Progress.OperationID == r.op.ID {
 			svc.Progress.Message = fmt.Sprintf("retrying %s: %v", step, cause)
@@ -213,7 +213,7 @@ func (m *Manager) noteRetry(ctx context.Context, r *run, step string, cause erro
 // closeOperation writes a finished (or stuck) operation and lets edit
 // update its service in the same transaction; a service already gone is
 // fine (a delete's last step removes it).
-func (m *Manager) closeOperation(ctx context.Context, op *Operation, edit func(svc *Service)) error {
+func (m *core) closeOperation(ctx context.Context, op *Operation, edit func(svc *Service)) error {
 	return m.update(ctx, func(tx Tx) error {
 		if err := tx.PutOperation(op); err != nil {
 			return err
@@ -233,7 +233,7 @@ func (m *Manager) closeOperation(ctx context.Context, op *Operation, edit func(s
 
 // fail ends an operation whose step i failed (or is stuck: it exceeded
 // its time bound and waits for a rollback or a force delete).
-func (m *Manager) fail(ctx context.Context, r *run, i int, cause error, stuck bool) {
+func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool) {
 	op := r.op
 	outcome := OutcomeFailed
 	if stuck {
@@ -286,7 +286,7 @@ func withoutType(ds []ErrorDetail, t string) []ErrorDetail {
 }
 
 // finish records a successful operation.
-func (m *Manager) finish(ctx context.Context, r *run) {
+func (m *core) finish(ctx context.Context, r *run) {
 	op := r.op
 	op.Outcome = OutcomeSucceeded
 	op.FinishedAt = m.now()

@@ -69,8 +69,17 @@ func (c *Config) defaults() {
 	}
 }
 
-// Manager implements the lifecycle operations.
+// Manager is the lifecycle service's facade: one method per RPC, plus
+// Start and ReconcileAll for the binary and the controllers. What the
+// operations and steps share (the ports, the store helpers, the engine) is
+// core; the operations themselves are in op_*.go, their steps in step_*.go.
 type Manager struct {
+	*core
+}
+
+// core holds the ports and the machinery the operations, steps and
+// controllers use.
+type core struct {
 	cfg     Config
 	repo    Repository
 	bundles Bundles
@@ -96,7 +105,7 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 	if bundles != nil {
 		bundles = newBundleCache(bundles, 64)
 	}
-	m := &Manager{
+	m := &core{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
 		hub:  newHub(),
 		kick: make(chan struct{}, 1),
@@ -114,7 +123,7 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 		Now:        m.now,
 		Logger:     cfg.Logger,
 	}, journal{m})
-	return m
+	return &Manager{core: m}
 }
 
 // stepTimeout bounds one step: its own bound or the common one.
@@ -149,12 +158,12 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	return wg.Wait, nil
 }
 
-func (m *Manager) now() time.Time { return m.cfg.Now().UTC() }
+func (m *core) now() time.Time { return m.cfg.Now().UTC() }
 
 func newServiceID() string { return IDPrefix + uuid.NewString() }
 
 // newOperationID sorts by creation time.
-func (m *Manager) newOperationID() string {
+func (m *core) newOperationID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%016x-%s", m.now().UnixNano(), hex.EncodeToString(b[:]))
@@ -168,7 +177,7 @@ func Namespace(refName string) string {
 
 // update runs fn in a transaction and announces every service it wrote to
 // watchers once committed.
-func (m *Manager) update(ctx context.Context, fn func(Tx) error) error {
+func (m *core) update(ctx context.Context, fn func(Tx) error) error {
 	var rec *recordingTx
 	err := m.repo.Update(ctx, func(tx Tx) error {
 		rec = &recordingTx{Tx: tx}
@@ -210,7 +219,7 @@ func (r *recordingTx) DeleteService(id string) error {
 
 // mutate applies fn to a fresh copy of the service and writes it back,
 // retrying when a concurrent writer won (fn must be repeatable).
-func (m *Manager) mutate(ctx context.Context, id string, fn func(tx Tx, svc *Service) error) (*Service, error) {
+func (m *core) mutate(ctx context.Context, id string, fn func(tx Tx, svc *Service) error) (*Service, error) {
 	var out *Service
 	err := m.update(ctx, func(tx Tx) error {
 		svc, err := tx.Service(id)

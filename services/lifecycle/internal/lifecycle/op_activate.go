@@ -14,7 +14,7 @@ import (
 var activateSteps = []string{"render", "compatibility", "prechecks", "apply"}
 
 var activateOperation = operationDef{
-	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.activateStep(ctx, r, step) },
+	run: func(ctx context.Context, m *core, r *run, step string) error { return m.activateStep(ctx, r, step) },
 	onFailure: func(svc *Service, _ *Operation, _ string) {
 		// The activation did not happen: the service is inactive again.
 		svc.LifecycleState = StateInactive
@@ -24,7 +24,7 @@ var activateOperation = operationDef{
 
 // startActivation records an activation on svc (inside the request's
 // transaction).
-func (m *Manager) startActivation(svc *Service, wantGrants map[string]any, by string) (*Operation, error) {
+func (m *core) startActivation(svc *Service, wantGrants map[string]any, by string) (*Operation, error) {
 	switch svc.Status {
 	case StatusReady, StatusUnresolved, StatusUnhealthy:
 		if svc.Digest == "" {
@@ -47,7 +47,7 @@ func (m *Manager) startActivation(svc *Service, wantGrants map[string]any, by st
 
 // activateStep runs one step of an activation. Every step renders through
 // the run's cache, so a restarted run renders once again.
-func (m *Manager) activateStep(ctx context.Context, r *run, name string) error {
+func (m *core) activateStep(ctx context.Context, r *run, name string) error {
 	b, err := m.loadBundle(r.svc)
 	if err != nil {
 		return err

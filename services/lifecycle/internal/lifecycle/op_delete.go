@@ -71,14 +71,14 @@ func (m *Manager) Delete(ctx context.Context, id string, force bool, by string) 
 var deleteSteps = []string{"remove-resources", "remove-service"}
 
 var deleteOperation = operationDef{
-	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.deleteStep(ctx, r, step) },
+	run: func(ctx context.Context, m *core, r *run, step string) error { return m.deleteStep(ctx, r, step) },
 	onFailure: func(svc *Service, _ *Operation, _ string) {
 		svc.Status = StatusUnhealthy
 	},
 }
 
 // deleteStep runs the steps of a delete operation.
-func (m *Manager) deleteStep(ctx context.Context, r *run, name string) error {
+func (m *core) deleteStep(ctx context.Context, r *run, name string) error {
 	switch name {
 	case "remove-resources":
 		res, err := m.repo.Resources(ctx, r.op.ServiceID)

@@ -14,7 +14,9 @@ import (
 var reconfigureSteps = []string{"render", "compatibility", "prechecks", "apply"}
 
 var reconfigureOperation = operationDef{
-	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.reconfigureStep(ctx, r, step) },
+	run: func(ctx context.Context, m *core, r *run, step string) error {
+		return m.reconfigureStep(ctx, r, step)
+	},
 	onFailure: func(svc *Service, _ *Operation, _ string) {
 		svc.Status = StatusUnhealthy
 	},
@@ -22,7 +24,7 @@ var reconfigureOperation = operationDef{
 
 // startReconfigure records a reconfiguration on svc (inside the request's
 // transaction); phase is what the service shows meanwhile.
-func (m *Manager) startReconfigure(svc *Service, phase, by string) *Operation {
+func (m *core) startReconfigure(svc *Service, phase, by string) *Operation {
 	op := m.newOperation(svc, OpConfigure, by, OperationParams{Phase: phase}, reconfigureSteps...)
 	op.FromVersion, op.ToVersion = svc.Version, svc.Version
 	svc.Phase, svc.Status = phase, StatusBusy
@@ -30,7 +32,7 @@ func (m *Manager) startReconfigure(svc *Service, phase, by string) *Operation {
 }
 
 // reconfigureStep runs one step of a reconfiguration.
-func (m *Manager) reconfigureStep(ctx context.Context, r *run, name string) error {
+func (m *core) reconfigureStep(ctx context.Context, r *run, name string) error {
 	b, err := m.loadBundle(r.svc)
 	if err != nil {
 		return err

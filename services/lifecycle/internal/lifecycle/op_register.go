@@ -13,14 +13,14 @@ import (
 var registerSteps = []string{"download", "validate"}
 
 var registerOperation = operationDef{
-	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.registerStep(ctx, r, step) },
+	run: func(ctx context.Context, m *core, r *run, step string) error { return m.registerStep(ctx, r, step) },
 	onFailure: func(svc *Service, _ *Operation, _ string) {
 		svc.Status = StatusUnhealthy
 	},
 }
 
 // registerStep runs the steps of a register operation.
-func (m *Manager) registerStep(ctx context.Context, r *run, name string) error {
+func (m *core) registerStep(ctx context.Context, r *run, name string) error {
 	switch name {
 	case "download":
 		b, err := m.fetch(ctx, r, r.op.Params.Source)
@@ -70,7 +70,7 @@ func vendorOf(b *bundle.Bundle) string {
 }
 
 // adoptBundle records the downloaded bundle on the service.
-func (m *Manager) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) error {
+func (m *core) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) error {
 	name, version, err := packageIdentity(b, r.op.Params.Name, r.op.Params.Version)
 	if err != nil {
 		return err
@@ -92,7 +92,7 @@ func (m *Manager) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) err
 	return err
 }
 
-func (m *Manager) validateRegistration(ctx context.Context, r *run) error {
+func (m *core) validateRegistration(ctx context.Context, r *run) error {
 	svc := r.svc
 	b, err := m.loadBundle(svc)
 	if err != nil {

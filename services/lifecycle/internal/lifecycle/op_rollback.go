@@ -16,7 +16,7 @@ import (
 var rollbackSteps = []string{"maintenance", "resources", "cleanup"}
 
 var rollbackOperation = operationDef{
-	run: func(ctx context.Context, m *Manager, r *run, step string) error { return m.rollbackStep(ctx, r, step) },
+	run: func(ctx context.Context, m *core, r *run, step string) error { return m.rollbackStep(ctx, r, step) },
 	onFailure: func(svc *Service, _ *Operation, _ string) {
 		svc.Status = StatusUnhealthy
 		svc.Maintenance = false
@@ -31,7 +31,7 @@ const SupervisorServiceDowngradeWorkaround = "Once a SupervisorService has been 
 
 // Rollback restores a previous version: by default the last known good
 // one. It may take over a stuck or failed upgrade.
-func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*Service, error) {
+func (m *core) Rollback(ctx context.Context, id, targetVersion, by string) (*Service, error) {
 	svc, err := m.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -94,7 +94,7 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 
 // abandonStuckChecks ends an upgrade stuck before maintenance: nothing
 // changed yet, so rolling back is just giving it up.
-func (m *Manager) abandonStuckChecks(ctx context.Context, svc *Service, by string) (*Service, error) {
+func (m *core) abandonStuckChecks(ctx context.Context, svc *Service, by string) (*Service, error) {
 	if svc.ActiveOperation == "" {
 		return nil, nil
 	}
@@ -126,7 +126,7 @@ func nonEmptyStr(a, b string) string {
 
 // checkSupervisorServiceDowngrade refuses a rollback that would move a
 // successfully installed SupervisorService to an older package version.
-func (m *Manager) checkSupervisorServiceDowngrade(ctx context.Context, svc *Service, prev *VersionRef) error {
+func (m *core) checkSupervisorServiceDowngrade(ctx context.Context, svc *Service, prev *VersionRef) error {
 	res, err := m.repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func stringAt(m map[string]any, path ...string) string {
 // maintenance, the previous version's resources are restored (new-version
 // resources removed, transferred ones handed back and re-applied, removed
 // originals recreated) and the failed version is cleaned up.
-func (m *Manager) rollbackStep(ctx context.Context, r *run, name string) error {
+func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 	svc := r.svc
 	switch name {
 	case "maintenance":

@@ -20,12 +20,12 @@ import (
 var upgradeSteps = []string{"download", "configuration", "compatibility", "precheck-hook", "prechecks", "maintenance", "resources", "cleanup"}
 
 var upgradeOperation = operationDef{
-	run:       func(ctx context.Context, m *Manager, r *run, step string) error { return m.upgradeStep(ctx, r, step) },
+	run:       func(ctx context.Context, m *core, r *run, step string) error { return m.upgradeStep(ctx, r, step) },
 	onFailure: onUpgradeFailure,
 }
 
 // upgradeStep runs one step of an upgrade, in upgradeSteps' order.
-func (m *Manager) upgradeStep(ctx context.Context, r *run, name string) error {
+func (m *core) upgradeStep(ctx context.Context, r *run, name string) error {
 	if name == "download" {
 		return m.upgradeDownload(ctx, r)
 	}
@@ -60,7 +60,7 @@ func (m *Manager) upgradeStep(ctx context.Context, r *run, name string) error {
 }
 
 // startUpgrade records an upgrade operation on svc (inside a transaction).
-func (m *Manager) startUpgrade(svc *Service, source, digest string, automatic bool, by string) *Operation {
+func (m *core) startUpgrade(svc *Service, source, digest string, automatic bool, by string) *Operation {
 	op := m.newOperation(svc, OpUpgrade, by, OperationParams{Source: source, TargetDigest: digest, Automatic: automatic, Phase: svc.Phase}, upgradeSteps...)
 	op.FromVersion = svc.Version
 	svc.Phase = PhaseUpgrading
@@ -69,7 +69,7 @@ func (m *Manager) startUpgrade(svc *Service, source, digest string, automatic bo
 }
 
 // upgradeTarget returns the bundle an upgrade moves to.
-func (m *Manager) upgradeTarget(ctx context.Context, r *run) (*bundle.Bundle, error) {
+func (m *core) upgradeTarget(ctx context.Context, r *run) (*bundle.Bundle, error) {
 	if r.op.Params.TargetDigest != "" {
 		if b, err := m.bundles.Load(r.op.Params.TargetDigest); err == nil {
 			return b, nil
@@ -102,7 +102,7 @@ func checkTargetBundle(svc *Service, b *bundle.Bundle) (string, error) {
 
 // upgradeDownload fetches (or loads) the new bundle, checks it is a newer
 // version of the same service, validates it and enters it in the catalog.
-func (m *Manager) upgradeDownload(ctx context.Context, r *run) error {
+func (m *core) upgradeDownload(ctx context.Context, r *run) error {
 	svc := r.svc
 	b, err := m.upgradeTarget(ctx, r)
 	if err != nil {
@@ -132,7 +132,7 @@ type upgradeVersions struct {
 	to             string
 }
 
-func (m *Manager) upgradeVersions(r *run) (*upgradeVersions, error) {
+func (m *core) upgradeVersions(r *run) (*upgradeVersions, error) {
 	svc := r.svc
 	nb, err := m.bundles.Load(r.op.Params.TargetDigest)
 	if err != nil {
@@ -155,7 +155,7 @@ func (m *Manager) upgradeVersions(r *run) (*upgradeVersions, error) {
 }
 
 // upgradeEvaluate: the compatibility service's verdict on the jump.
-func (m *Manager) upgradeEvaluate(ctx context.Context, r *run, u *upgradeVersions) error {
+func (m *core) upgradeEvaluate(ctx context.Context, r *run, u *upgradeVersions) error {
 	rend, err := m.renderFor(ctx, r, u.next, u.nb)
 	if err != nil {
 		return err
@@ -168,7 +168,7 @@ func (m *Manager) upgradeEvaluate(ctx context.Context, r *run, u *upgradeVersion
 }
 
 // upgradeHook: the service's own pre-check hook.
-func (m *Manager) upgradeHook(ctx context.Context, u *upgradeVersions) error {
+func (m *core) upgradeHook(ctx context.Context, u *upgradeVersions) error {
 	hook, err := m.runHook(ctx, u.old, u.ob, u.nb, u.to)
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func (m *Manager) upgradeHook(ctx context.Context, u *upgradeVersions) error {
 
 // upgradeMaintenance freezes the service and keeps the version it leaves
 // for a rollback.
-func (m *Manager) upgradeMaintenance(ctx context.Context, u *upgradeVersions) error {
+func (m *core) upgradeMaintenance(ctx context.Context, u *upgradeVersions) error {
 	_, err := m.mutate(ctx, u.svc.ID, func(_ Tx, s *Service) error {
 		if s.Version != u.to {
 			s.PreviousVersion = &VersionRef{Version: s.Version, Digest: s.Digest, Source: s.Source, Values: s.Values}
@@ -199,7 +199,7 @@ func (m *Manager) upgradeMaintenance(ctx context.Context, u *upgradeVersions) er
 
 // upgradeResources points the service at the new version and hands the
 // resources over to it.
-func (m *Manager) upgradeResources(ctx context.Context, r *run, u *upgradeVersions) error {
+func (m *core) upgradeResources(ctx context.Context, r *run, u *upgradeVersions) error {
 	rend, err := m.renderFor(ctx, r, u.next, u.nb)
 	if err != nil {
 		return err
@@ -214,7 +214,7 @@ func (m *Manager) upgradeResources(ctx context.Context, r *run, u *upgradeVersio
 }
 
 // upgradeCleanup ends maintenance; the controllers take over.
-func (m *Manager) upgradeCleanup(ctx context.Context, u *upgradeVersions) error {
+func (m *core) upgradeCleanup(ctx context.Context, u *upgradeVersions) error {
 	_, err := m.mutate(ctx, u.svc.ID, func(_ Tx, s *Service) error {
 		s.Maintenance = false
 		s.Status = StatusBusy
@@ -263,7 +263,7 @@ func setStatusFromResourcesLater(svc *Service) {
 }
 
 // afterFailure starts an automatic rollback when the service asks for one.
-func (m *Manager) afterFailure(ctx context.Context, op *Operation, outcome string) {
+func (m *core) afterFailure(ctx context.Context, op *Operation, outcome string) {
 	m.kickControllers()
 	if op.Type != OpUpgrade || outcome != OutcomeFailed {
 		return
@@ -281,7 +281,7 @@ func (m *Manager) afterFailure(ctx context.Context, op *Operation, outcome strin
 // maybeAutoUpgrade starts an upgrade to the newest registered version when
 // the service asks for automatic upgrades. A version whose automatic
 // upgrade failed is retried only after autoUpgradeRetry.
-func (m *Manager) maybeAutoUpgrade(ctx context.Context, svc *Service) {
+func (m *core) maybeAutoUpgrade(ctx context.Context, svc *Service) {
 	if !svc.AutoUpgrade || svc.LifecycleState != StateActive || svc.ActiveOperation != "" || svc.Maintenance || svc.Digest == "" {
 		return
 	}
@@ -317,4 +317,4 @@ func (m *Manager) maybeAutoUpgrade(ctx context.Context, svc *Service) {
 	}
 }
 
-func (m *Manager) autoUpgradeRetry() time.Duration { return 30 * m.cfg.ReconcileInterval }
+func (m *core) autoUpgradeRetry() time.Duration { return 30 * m.cfg.ReconcileInterval }

@@ -6,7 +6,7 @@ import "context"
 // steps (by name, run one at a time by the engine) and what a failure does
 // to the service. Each operation's file (op_*.go) lists its steps in order.
 type operationDef struct {
-	run       func(ctx context.Context, m *Manager, r *run, step string) error
+	run       func(ctx context.Context, m *core, r *run, step string) error
 	onFailure func(svc *Service, op *Operation, outcome string)
 }
 

@@ -126,7 +126,7 @@ func (m *Manager) CheckSupervisorUpgrade(ctx context.Context, supervisor, target
 
 // evaluateSupervisor runs the compatibility service over the services
 // with resources on a Supervisor.
-func (m *Manager) evaluateSupervisor(ctx context.Context, supervisor, version, k8s string) (*SupervisorUpgradeCheck, error) {
+func (m *core) evaluateSupervisor(ctx context.Context, supervisor, version, k8s string) (*SupervisorUpgradeCheck, error) {
 	chk := &SupervisorUpgradeCheck{Supervisor: supervisor, TargetVersion: version}
 	var pkgs []*compatibilityv1.PackageVersion
 	var svcs []*Service
@@ -179,7 +179,7 @@ func (m *Manager) evaluateSupervisor(ctx context.Context, supervisor, version, k
 
 // recordSupervisorCheck keeps a Supervisor upgrade's verdict on each
 // affected service's errorDetails.
-func (m *Manager) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgradeCheck) error {
+func (m *core) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgradeCheck) error {
 	for _, v := range chk.Services {
 		prefix := fmt.Sprintf("Supervisor %s upgrade to %s: ", chk.Supervisor, chk.TargetVersion)
 		_, err := m.mutate(ctx, v.ID, func(_ Tx, s *Service) error {
@@ -211,7 +211,7 @@ func (m *Manager) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgr
 
 // reconfigureForNewSupervisors re-applies services that asked to follow
 // new Supervisors.
-func (m *Manager) reconfigureForNewSupervisors(ctx context.Context) {
+func (m *core) reconfigureForNewSupervisors(ctx context.Context) {
 	for _, svc := range m.repo.Services(ctx) {
 		if svc.LifecycleState != StateActive || !containsString(svc.Reconfigure, "new-supervisor") {
 			continue

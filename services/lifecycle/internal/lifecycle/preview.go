@@ -141,7 +141,7 @@ func (p *UpgradePlan) block(reason string) {
 
 // previewTarget finds the bundle a preview looks at: a source, a
 // registered version, or the newest registered one.
-func (m *Manager) previewTarget(ctx context.Context, svc *Service, source, targetVersion string) (*bundle.Bundle, error) {
+func (m *core) previewTarget(ctx context.Context, svc *Service, source, targetVersion string) (*bundle.Bundle, error) {
 	switch {
 	case source != "":
 		if err := m.ValidateSource(source); err != nil {
@@ -171,7 +171,7 @@ func (m *Manager) previewTarget(ctx context.Context, svc *Service, source, targe
 
 // previewChecks runs the compatibility evaluation, the hook and the
 // dynamic pre-checks an upgrade would run, noting what blocks.
-func (m *Manager) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeVersions, rend *rendered) error {
+func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeVersions, rend *rendered) error {
 	results, err := m.upgradeCompatibility(ctx, u.svc, u.ob, u.nb, u.to, rend)
 	if err != nil {
 		if errors.Is(err, ErrUnavailable) {
@@ -218,7 +218,7 @@ func (m *Manager) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgra
 
 // suggestPath asks the compatibility service for a legal chain of
 // registered versions.
-func (m *Manager) suggestPath(ctx context.Context, svc *Service, ob *bundle.Bundle, toVersion string, rend *rendered) []string {
+func (m *core) suggestPath(ctx context.Context, svc *Service, ob *bundle.Bundle, toVersion string, rend *rendered) []string {
 	entries, err := m.repo.Catalog(ctx, svc.Name)
 	if err != nil {
 		return nil

@@ -86,7 +86,7 @@ func (m *Manager) RenderAccessGrants(ctx context.Context, id string, in RenderIn
 	return m.accessGrants(ctx, svc, b, in)
 }
 
-func (m *Manager) serviceAndBundle(ctx context.Context, id string) (*Service, *bundle.Bundle, error) {
+func (m *core) serviceAndBundle(ctx context.Context, id string) (*Service, *bundle.Bundle, error) {
 	svc, err := m.Get(ctx, id)
 	if err != nil {
 		return nil, nil, err

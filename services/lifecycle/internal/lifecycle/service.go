@@ -21,7 +21,7 @@ type CreateRequest struct {
 }
 
 // ValidateSource checks a bundle URL against the accepted schemes.
-func (m *Manager) ValidateSource(source string) error {
+func (m *core) ValidateSource(source string) error {
 	if strings.TrimSpace(source) == "" {
 		return fmt.Errorf("source is required: a bundle URL (https://…/bundle.tar or oci://registry/repository:tag): %w", ErrInvalidArgument)
 	}
@@ -91,7 +91,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*Service, erro
 }
 
 // Get returns a service by id.
-func (m *Manager) Get(ctx context.Context, id string) (*Service, error) {
+func (m *core) Get(ctx context.Context, id string) (*Service, error) {
 	if !strings.HasPrefix(id, IDPrefix) {
 		return nil, fmt.Errorf("service %q: ids look like %s<uuid>: %w", id, IDPrefix, ErrNotFound)
 	}

@@ -12,7 +12,7 @@ import (
 
 // parallel runs fn for 0..n-1 with at most TargetConcurrency at once and
 // returns the first error.
-func (m *Manager) parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
+func (m *core) parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
 	sem := make(chan struct{}, m.cfg.TargetConcurrency)
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -86,7 +86,7 @@ func diffResources(have, want []*Resource) resourceDiff {
 
 // diffRendered places a render owned by version and compares it with the
 // service's records.
-func (m *Manager) diffRendered(ctx context.Context, svc *Service, rend *rendered, version string) (resourceDiff, error) {
+func (m *core) diffRendered(ctx context.Context, svc *Service, rend *rendered, version string) (resourceDiff, error) {
 	want, err := resourcesFrom(svc, version, rend.Resources, m.now())
 	if err != nil {
 		return resourceDiff{}, blocked(ErrTypeInstall, err)
@@ -101,7 +101,7 @@ func (m *Manager) diffRendered(ctx context.Context, svc *Service, rend *rendered
 // retire removes the target objects of retargeted records before the
 // records that point at them are replaced: a restart in between finds the
 // old records and retries.
-func (m *Manager) retire(ctx context.Context, d resourceDiff) error {
+func (m *core) retire(ctx context.Context, d resourceDiff) error {
 	var old []*Resource
 	for _, c := range d.changes {
 		if c.retargeted {
@@ -112,7 +112,7 @@ func (m *Manager) retire(ctx context.Context, d resourceDiff) error {
 }
 
 // putResources records resources in one transaction.
-func (m *Manager) putResources(ctx context.Context, res []*Resource) error {
+func (m *core) putResources(ctx context.Context, res []*Resource) error {
 	return m.update(ctx, func(tx Tx) error {
 		for _, r := range res {
 			if err := tx.PutResource(r); err != nil {
@@ -127,7 +127,7 @@ func (m *Manager) putResources(ctx context.Context, res []*Resource) error {
 // by version: new ones are recorded and applied, changed ones re-applied,
 // removed ones cleaned up. Target failures leave resources Unhealthy for
 // the controllers to retry rather than failing the operation.
-func (m *Manager) applyRendered(ctx context.Context, svc *Service, rend *rendered, version string) error {
+func (m *core) applyRendered(ctx context.Context, svc *Service, rend *rendered, version string) error {
 	d, err := m.diffRendered(ctx, svc, rend, version)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func (m *Manager) applyRendered(ctx context.Context, svc *Service, rend *rendere
 
 // applyAll applies resources to their targets in parallel and records the
 // outcome of each.
-func (m *Manager) applyAll(ctx context.Context, svc *Service, resources []*Resource) {
+func (m *core) applyAll(ctx context.Context, svc *Service, resources []*Resource) {
 	overlays := m.overlayIndex(ctx, svc.ID)
 	_ = m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
 		m.applyOne(ctx, svc, resources[i], overlays)
@@ -168,7 +168,7 @@ func (m *Manager) applyAll(ctx context.Context, svc *Service, resources []*Resou
 }
 
 // applyOne applies one resource and records its status on it.
-func (m *Manager) applyOne(ctx context.Context, svc *Service, r *Resource, overlays *overlayIndex) {
+func (m *core) applyOne(ctx context.Context, svc *Service, r *Resource, overlays *overlayIndex) {
 	now := m.now()
 	if r.Kind == "Overlay" {
 		r.Status, r.Message = overlays.status(r)

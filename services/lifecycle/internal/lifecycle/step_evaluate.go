@@ -15,7 +15,7 @@ import (
 
 // environments are the Supervisors rendered resources target, with their
 // versions from the platform inventory.
-func (m *Manager) environments(ctx context.Context, rend *rendered) ([]*compatibilityv1.Environment, error) {
+func (m *core) environments(ctx context.Context, rend *rendered) ([]*compatibilityv1.Environment, error) {
 	inv, err := m.repo.Inventory(ctx)
 	if err != nil {
 		return nil, err
@@ -62,7 +62,7 @@ func resultDetails(results []*commonv1.CheckResult) (details []ErrorDetail, bloc
 	return details, blockers
 }
 
-func (m *Manager) checkInstall(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered) error {
+func (m *core) checkInstall(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered) error {
 	envs, err := m.environments(ctx, rend)
 	if err != nil {
 		return err
@@ -97,7 +97,7 @@ func nonErrors(ds []ErrorDetail) []ErrorDetail {
 }
 
 // noteResults keeps WARNING/INFO results visible and blocks on ERRORs.
-func (m *Manager) noteResults(ctx context.Context, id string, results []*commonv1.CheckResult, what string) error {
+func (m *core) noteResults(ctx context.Context, id string, results []*commonv1.CheckResult, what string) error {
 	details, blockers := resultDetails(results)
 	if _, err := m.mutate(ctx, id, func(_ Tx, s *Service) error {
 		s.ErrorDetails = append(s.ErrorDetails, nonErrors(details)...)
@@ -111,7 +111,7 @@ func (m *Manager) noteResults(ctx context.Context, id string, results []*commonv
 	return nil
 }
 
-func (m *Manager) upgradeCompatibility(ctx context.Context, svc *Service, ob, nb *bundle.Bundle, toVersion string, rend *rendered) ([]*commonv1.CheckResult, error) {
+func (m *core) upgradeCompatibility(ctx context.Context, svc *Service, ob, nb *bundle.Bundle, toVersion string, rend *rendered) ([]*commonv1.CheckResult, error) {
 	envs, err := m.environments(ctx, rend)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (m *Manager) upgradeCompatibility(ctx context.Context, svc *Service, ob, nb
 // runHook dispatches the service's pre-check hook on every Supervisor the
 // installed version runs on (or once, without Supervisor secrets, when it
 // runs on none).
-func (m *Manager) runHook(ctx context.Context, svc *Service, ob, nb *bundle.Bundle, toVersion string) (*HookReport, error) {
+func (m *core) runHook(ctx context.Context, svc *Service, ob, nb *bundle.Bundle, toVersion string) (*HookReport, error) {
 	res, err := m.repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,7 @@ func downloadError(err error) error {
 }
 
 // fetch downloads a bundle, showing progress on the service.
-func (m *Manager) fetch(ctx context.Context, r *run, source string) (*bundle.Bundle, error) {
+func (m *core) fetch(ctx context.Context, r *run, source string) (*bundle.Bundle, error) {
 	var mu sync.Mutex
 	last := time.Time{}
 	progress := func(step string, percent int) {
@@ -46,7 +46,7 @@ func (m *Manager) fetch(ctx context.Context, r *run, source string) (*bundle.Bun
 }
 
 // loadBundle returns a registered service's bundle.
-func (m *Manager) loadBundle(svc *Service) (*bundle.Bundle, error) {
+func (m *core) loadBundle(svc *Service) (*bundle.Bundle, error) {
 	if svc.Digest == "" {
 		return nil, fmt.Errorf("service %s has no bundle yet (status %s): wait until it is Unresolved or Ready: %w", svc.ID, svc.Status, ErrFailedPrecondition)
 	}

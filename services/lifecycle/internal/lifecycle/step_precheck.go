@@ -18,7 +18,7 @@ func desiredFor(res *Resource, owner target.Owner) target.Desired {
 }
 
 // stage dry-runs every resource on its target, bounded in parallel.
-func (m *Manager) stage(ctx context.Context, svc *Service, resources []*Resource) ([]target.Staged, error) {
+func (m *core) stage(ctx context.Context, svc *Service, resources []*Resource) ([]target.Staged, error) {
 	out := make([]target.Staged, len(resources))
 	err := m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
 		st, err := m.driver.Stage(ctx, desiredFor(resources[i], target.Owner{ServiceID: svc.ID, Version: resources[i].OwnerVersion}))
@@ -32,7 +32,7 @@ func (m *Manager) stage(ctx context.Context, svc *Service, resources []*Resource
 }
 
 // platformFacts merges the targets' facts with the inventory's versions.
-func (m *Manager) platformFacts(ctx context.Context, supervisors []string) (*precheckv1.PlatformFacts, error) {
+func (m *core) platformFacts(ctx context.Context, supervisors []string) (*precheckv1.PlatformFacts, error) {
 	facts, err := m.driver.Facts(ctx, supervisors)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func quotaProto(q target.Quota) *precheckv1.ResourceQuota {
 }
 
 // prechecks stages the rendered resources and runs the dynamic pre-checks.
-func (m *Manager) prechecks(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered, version string) error {
+func (m *core) prechecks(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered, version string) error {
 	report, err := m.dynamicPrechecks(ctx, svc, b, rend, version)
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func (m *Manager) prechecks(ctx context.Context, svc *Service, b *bundle.Bundle,
 	return nil
 }
 
-func (m *Manager) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered, version string) (*PreCheckReport, error) {
+func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered, version string) (*PreCheckReport, error) {
 	resources, err := resourcesFrom(svc, version, rend.Resources, m.now())
 	if err != nil {
 		return nil, blocked(ErrTypeInstall, err)

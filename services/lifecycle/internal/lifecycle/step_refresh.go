@@ -7,7 +7,7 @@ import (
 )
 
 // refreshStatus recomputes a service's status from its resources.
-func (m *Manager) refreshStatus(ctx context.Context, id string) error {
+func (m *core) refreshStatus(ctx context.Context, id string) error {
 	res, err := m.repo.Resources(ctx, id)
 	if err != nil {
 		return err
@@ -22,7 +22,7 @@ func (m *Manager) refreshStatus(ctx context.Context, id string) error {
 // setStatusFromResources: Healthy when every resource is Healthy,
 // Unhealthy when any is Unhealthy, Busy otherwise. Services that are not
 // running keep their status.
-func (m *Manager) setStatusFromResources(svc *Service, res []*Resource) {
+func (m *core) setStatusFromResources(svc *Service, res []*Resource) {
 	if svc.LifecycleState != StateActive || svc.Maintenance {
 		return
 	}

@@ -13,7 +13,7 @@ import (
 // letGo applies the finalizer rule to a target object leaving a service:
 // with the cleanup finalizer it is deleted on its target, without it it is
 // released and left intact.
-func (m *Manager) letGo(ctx context.Context, k target.Key, finalizers []string) error {
+func (m *core) letGo(ctx context.Context, k target.Key, finalizers []string) error {
 	if slices.Contains(finalizers, FinalizerCleanup) {
 		return m.driver.Delete(ctx, k)
 	}
@@ -23,7 +23,7 @@ func (m *Manager) letGo(ctx context.Context, k target.Key, finalizers []string) 
 // decommissionTargets removes the target objects of records whose target
 // changed, leaving the records (they are about to be replaced). Without a
 // cleanup finalizer the object is released instead of deleted.
-func (m *Manager) decommissionTargets(ctx context.Context, res []*Resource) error {
+func (m *core) decommissionTargets(ctx context.Context, res []*Resource) error {
 	var mu sync.Mutex
 	var failed []error
 	_ = m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
@@ -47,7 +47,7 @@ func (m *Manager) decommissionTargets(ctx context.Context, res []*Resource) erro
 // sweepOrphans removes target objects the service owns that no record
 // refers to: left behind by an interrupted change, they would otherwise
 // block the next owner. Returns what could not be removed.
-func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Resource) ([]Orphan, error) {
+func (m *core) sweepOrphans(ctx context.Context, svcID string, records []*Resource) ([]Orphan, error) {
 	objs, err := m.driver.List(ctx, svcID)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Res
 // Without force a failed cleanup keeps the record and is retried (the
 // error is transient); with force the record goes and the target resource
 // is reported as an orphan.
-func (m *Manager) removeResources(ctx context.Context, svc *Service, res []*Resource, force bool, orphans *[]Orphan) error {
+func (m *core) removeResources(ctx context.Context, svc *Service, res []*Resource, force bool, orphans *[]Orphan) error {
 	var mu sync.Mutex
 	var failed []error
 	var done []*Resource

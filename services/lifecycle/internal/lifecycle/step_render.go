@@ -16,7 +16,7 @@ import (
 
 // renderFor renders once per run (a restarted run renders again, with the
 // inventory as it is then) and keeps the effective values on the service.
-func (m *Manager) renderFor(ctx context.Context, r *run, svc *Service, b *bundle.Bundle) (*rendered, error) {
+func (m *core) renderFor(ctx context.Context, r *run, svc *Service, b *bundle.Bundle) (*rendered, error) {
 	key := "render/" + b.Digest
 	if v, ok := r.scratch[key].(*rendered); ok {
 		return v, nil
@@ -79,7 +79,7 @@ func bundleProto(b *bundle.Bundle) *commonv1.Bundle {
 	return pb
 }
 
-func (m *Manager) layers(ctx context.Context, svc *Service, in RenderInput) (*rendererv1.ValueLayers, error) {
+func (m *core) layers(ctx context.Context, svc *Service, in RenderInput) (*rendererv1.ValueLayers, error) {
 	inv := in.Inventory
 	if inv == nil {
 		var err error
@@ -108,7 +108,7 @@ type rendered struct {
 	Effective []byte
 }
 
-func (m *Manager) render(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (*rendered, error) {
+func (m *core) render(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (*rendered, error) {
 	layers, err := m.layers(ctx, svc, in)
 	if err != nil {
 		return nil, err
@@ -120,7 +120,7 @@ func (m *Manager) render(ctx context.Context, svc *Service, b *bundle.Bundle, in
 	return &rendered{Resources: resp.GetResources(), YAML: resp.GetYaml(), Effective: resp.GetEffectiveValuesYaml()}, nil
 }
 
-func (m *Manager) accessGrants(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (map[string]any, error) {
+func (m *core) accessGrants(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (map[string]any, error) {
 	layers, err := m.layers(ctx, svc, in)
 	if err != nil {
 		return nil, err

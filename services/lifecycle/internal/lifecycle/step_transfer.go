@@ -18,7 +18,7 @@ import (
 // re-applied when their configuration changed. Every action is idempotent,
 // so a restart re-runs the step safely. A resource that fails leaves the
 // step failed: a partial upgrade, Unhealthy, to fix and retry or roll back.
-func (m *Manager) moveResources(ctx context.Context, svc *Service, rend *rendered, version, what string) error {
+func (m *core) moveResources(ctx context.Context, svc *Service, rend *rendered, version, what string) error {
 	d, err := m.diffRendered(ctx, svc, rend, version)
 	if err != nil {
 		return err
@@ -66,7 +66,7 @@ func (m *Manager) moveResources(ctx context.Context, svc *Service, rend *rendere
 
 // transferOwnership hands kept resources to version on their targets, with
 // the cleanup finalizer unless they were adopted.
-func (m *Manager) transferOwnership(ctx context.Context, svc *Service, transfer []*Resource, version string) error {
+func (m *core) transferOwnership(ctx context.Context, svc *Service, transfer []*Resource, version string) error {
 	owner := target.Owner{ServiceID: svc.ID, Version: version}
 	var mu sync.Mutex
 	var transferErrs []string

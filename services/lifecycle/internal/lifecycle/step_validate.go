@@ -30,7 +30,7 @@ func packageVersion(b *bundle.Bundle, version string, builtIn bool) *compatibili
 // validateBundle runs the compatibility service's validation and static
 // checks on a bundle rendered with the platform inventory. It returns
 // warnings worth showing; issues are a blocked error.
-func (m *Manager) validateBundle(ctx context.Context, svc *Service, b *bundle.Bundle) ([]ErrorDetail, error) {
+func (m *core) validateBundle(ctx context.Context, svc *Service, b *bundle.Bundle) ([]ErrorDetail, error) {
 	var warnings []ErrorDetail
 	req := &compatibilityv1.ValidatePackageRequest{PackageYaml: b.PackageFile, BuiltIn: svc.BuiltIn}
 	rend, err := m.render(ctx, svc, b, RenderInput{})
@@ -67,7 +67,7 @@ func (m *Manager) validateBundle(ctx context.Context, svc *Service, b *bundle.Bu
 
 // checkConfiguration validates the service's current configuration against
 // a new bundle's schema by rendering its effective values.
-func (m *Manager) checkConfiguration(ctx context.Context, svc *Service, nb *bundle.Bundle) []string {
+func (m *core) checkConfiguration(ctx context.Context, svc *Service, nb *bundle.Bundle) []string {
 	layers, err := m.layers(ctx, svc, RenderInput{})
 	if err != nil {
 		return []string{err.Error()}
