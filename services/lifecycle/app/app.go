@@ -202,12 +202,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		Precheck:      precheckv1.NewPrecheckServiceClient(pre),
 	}
 	s.manager = lifecycle.NewManager(lifecycle.Config{
-		AllowInsecureSources: cfg.AllowInsecureSources,
-		ReconcileInterval:    cfg.ReconcileInterval,
-		StepTimeout:          cfg.StepTimeout,
-		StepTimeouts:         cfg.StepTimeouts,
-		Logger:               log,
-		RefreshInterval:      refreshInterval(cfg),
+		ReconcileInterval: cfg.ReconcileInterval,
+		StepTimeout:       cfg.StepTimeout,
+		StepTimeouts:      cfg.StepTimeouts,
+		Logger:            log,
+		RefreshInterval:   refreshInterval(cfg),
 	}, repo, fetcher, peers, s.sim)
 	if cfg.InventoryFile != "" {
 		inv, err := LoadInventory(cfg.InventoryFile)

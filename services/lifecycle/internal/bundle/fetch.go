@@ -257,22 +257,43 @@ func (f *Fetcher) extractImage(ctx context.Context, src imageSource, dir string,
 }
 
 func (f *Fetcher) extractLayer(ctx context.Context, src imageSource, layer v1.Layer, desc v1.Descriptor, x *extractor, onRead func(int64), streamLimit int64) error {
+	return f.readLayer(ctx, src, layer, desc, layerLimits{
+		what:        "bundle layer",
+		onRead:      onRead,
+		streamLimit: streamLimit,
+		streamWhat:  "the uncompressed bundle layers (limit MaxBundleBytes)",
+	}, func(r io.Reader, name string) error { return x.extractTar(ctx, r, name) })
+}
+
+// layerLimits bound one layer's streams and name them in errors.
+type layerLimits struct {
+	what        string // "bundle layer" or "layer"
+	onRead      func(int64)
+	streamLimit int64
+	streamWhat  string
+}
+
+// readLayer streams one layer through consume and then drains and verifies
+// it: the rest of the uncompressed stream is read (gzip checks its CRC only
+// at the end), the decompressor closed, and the rest of the compressed
+// stream read (the source checks the layer digest once the last byte went
+// through). Extraction and the plugin scan both go through here, so a fix
+// to the verification is made once.
+func (f *Fetcher) readLayer(ctx context.Context, src imageSource, layer v1.Layer, desc v1.Descriptor, lim layerLimits, consume func(r io.Reader, name string) error) error {
 	name := desc.Digest.String()
 	rc, err := layer.Compressed()
 	if err != nil {
-		return src.readError("bundle layer "+name, err)
+		return src.readError(lim.what+" "+name, err)
 	}
 	defer func() { _ = rc.Close() }()
-	compressed := &boundedReader{ctx: ctx, r: rc, limit: desc.Size, what: "bundle layer " + name + " (beyond its declared size)", onRead: onRead}
+	compressed := &boundedReader{ctx: ctx, r: rc, limit: desc.Size, what: lim.what + " " + name + " (beyond its declared size)", onRead: lim.onRead}
 	dr, closeDecompressor, err := decompressLayer(compressed, name)
 	if err != nil {
 		return f.classifyLayerError(ctx, src, compressed, name, err)
 	}
-	uncompressed := &boundedReader{ctx: ctx, r: dr, limit: streamLimit, what: "the uncompressed bundle layers (limit MaxBundleBytes)"}
-	err = x.extractTar(ctx, uncompressed, name)
+	uncompressed := &boundedReader{ctx: ctx, r: dr, limit: lim.streamLimit, what: lim.streamWhat}
+	err = consume(uncompressed, name)
 	if err == nil {
-		// Read to the end: gzip checks its CRC and the source checks the
-		// layer digest only once the last byte went through.
 		_, err = io.Copy(io.Discard, uncompressed)
 		if err == nil {
 			err = closeDecompressor()

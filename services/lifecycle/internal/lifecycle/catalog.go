@@ -17,7 +17,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 	}
 	b, err := m.bundles.Fetch(ctx, source, nil)
 	if err != nil {
-		return nil, invalidArgument("register "+source, err)
+		return nil, invalidArgument("register version", err)
 	}
 	if b.Package.RefName == "" || b.Package.Version == "" {
 		return nil, fmt.Errorf("register %s: package.yml must carry spec.refName and spec.version: %w", source, ErrInvalidArgument)

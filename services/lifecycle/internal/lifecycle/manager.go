@@ -13,14 +13,13 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // Config tunes the manager.
 type Config struct {
-	// AllowInsecureSources permits http:// bundle sources.
-	AllowInsecureSources bool
 	// ReconcileInterval is how often controllers re-check every active
 	// service's resources (they also run on every change).
 	ReconcileInterval time.Duration
@@ -103,7 +102,7 @@ type core struct {
 func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, driver target.Driver) *Manager {
 	cfg.defaults()
 	if bundles != nil {
-		bundles = newBundleCache(bundles, 64)
+		bundles = bundle.NewCache(bundles, 64)
 	}
 	m := &core{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,

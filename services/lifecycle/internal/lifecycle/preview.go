@@ -149,7 +149,7 @@ func (m *core) previewTarget(ctx context.Context, svc *Service, source, targetVe
 		}
 		nb, err := m.bundles.Fetch(ctx, source, nil)
 		if err != nil {
-			return nil, invalidArgument("fetch "+source, err)
+			return nil, invalidArgument("upgrade plan", err)
 		}
 		return nb, nil
 	case targetVersion != "":

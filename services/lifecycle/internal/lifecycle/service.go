@@ -25,7 +25,7 @@ func (m *core) ValidateSource(source string) error {
 	if strings.TrimSpace(source) == "" {
 		return fmt.Errorf("source is required: a bundle URL (https://…/bundle.tar or oci://registry/repository:tag): %w", ErrInvalidArgument)
 	}
-	if err := bundle.ValidateSource(source, m.cfg.AllowInsecureSources); err != nil {
+	if err := m.bundles.ValidateSource(source); err != nil {
 		return fmt.Errorf("%w: %w", err, ErrInvalidArgument)
 	}
 	return nil

@@ -40,7 +40,7 @@ func (m *core) fetch(ctx context.Context, r *run, source string) (*bundle.Bundle
 	}
 	b, err := m.bundles.Fetch(ctx, source, progress)
 	if err != nil {
-		return nil, downloadError(fmt.Errorf("fetch %s: %w", source, err))
+		return nil, downloadError(err) // the fetcher's error names the source
 	}
 	return b, nil
 }

@@ -17,15 +17,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
 	"time"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
@@ -39,17 +36,6 @@ const (
 )
 
 var schema = store.Schema{Version: 1, Buckets: []string{bucketObjects, bucketMeta}}
-
-// RequestsAnnotation lets a document declare what it consumes on its
-// Supervisor ("cpu=2000m,memory=4Gi,storage=20Gi"); without it a
-// SupervisorService requests DefaultRequest. Simulator-specific.
-const RequestsAnnotation = "simulator.vcfsm.dev/requests"
-
-// DefaultRequest is what a SupervisorService consumes by default.
-var DefaultRequest = target.Quota{CPUMillicores: 500, MemoryBytes: 512 << 20, StorageBytes: 1 << 30}
-
-// DefaultAvailable is a Supervisor's capacity when the seed names none.
-var DefaultAvailable = target.Quota{CPUMillicores: 64000, MemoryBytes: 256 << 30, StorageBytes: 4 << 40}
 
 // DefaultSupportedAPIs are the kinds every simulated Supervisor accepts.
 var DefaultSupportedAPIs = []string{
@@ -69,123 +55,6 @@ var DefaultSupportedAPIs = []string{
 	"v1/Secret",
 }
 
-// Seed describes the simulated platform.
-type Seed struct {
-	VCFAVersion      string           `json:"vcfaVersion,omitempty"`
-	SupportedAPIs    []string         `json:"supportedApis,omitempty"`
-	DefaultAvailable *target.Quota    `json:"defaultAvailable,omitempty"`
-	Supervisors      []SeedSupervisor `json:"supervisors,omitempty"`
-	// Resources exist on the targets before any service: adoptable.
-	Resources []SeedResource `json:"resources,omitempty"`
-	Faults    []Fault        `json:"faults,omitempty"`
-}
-
-// SeedSupervisor overrides one Supervisor's facts.
-type SeedSupervisor struct {
-	Name          string        `json:"name"`
-	Unreachable   bool          `json:"unreachable,omitempty"`
-	Available     *target.Quota `json:"available,omitempty"`
-	SupportedAPIs []string      `json:"supportedApis,omitempty"`
-}
-
-// SeedResource is a pre-existing, unowned resource.
-type SeedResource struct {
-	target.Key
-	Namespace string         `json:"namespace,omitempty"`
-	Spec      map[string]any `json:"spec"`
-}
-
-// Fault effects.
-const (
-	EffectFail        = "fail"        // the operation returns target.ErrRejected
-	EffectSlow        = "slow"        // the resource stays Busy for Delay
-	EffectUnhealthy   = "unhealthy"   // the resource reports Unhealthy
-	EffectUnreachable = "unreachable" // the operation returns target.ErrUnreachable
-)
-
-// Fault makes matching operations misbehave. Empty or "*" fields match
-// anything; Identity may use a trailing "*".
-type Fault struct {
-	System   string `json:"system,omitempty"`
-	Scope    string `json:"scope,omitempty"`
-	Kind     string `json:"kind,omitempty"`
-	Identity string `json:"identity,omitempty"`
-	// Op is apply, delete, stage, transfer, get or * (any).
-	Op     string `json:"op,omitempty"`
-	Effect string `json:"effect"`
-	// Times the fault fires; 0 means every time.
-	Times int `json:"times,omitempty"`
-	// Delay of a slow create/update.
-	Delay   Duration `json:"delay,omitempty"`
-	Message string   `json:"message,omitempty"`
-}
-
-// Duration is a time.Duration that reads "2s" from YAML/JSON.
-type Duration time.Duration
-
-// UnmarshalJSON accepts "1.5s" or nanoseconds.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return fmt.Errorf("duration %q: %w", s, err)
-		}
-		*d = Duration(v)
-		return nil
-	}
-	var n int64
-	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("duration: want \"1s\" or nanoseconds, got %s", b)
-	}
-	*d = Duration(n)
-	return nil
-}
-
-// MarshalJSON writes "1.5s".
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
-// LoadSeed reads a seed file (YAML or JSON).
-func LoadSeed(file string) (*Seed, error) {
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("simulator seed: %w", err)
-	}
-	var s Seed
-	if err := yaml.UnmarshalStrict(raw, &s); err != nil {
-		return nil, fmt.Errorf("simulator seed %s: %w", file, err)
-	}
-	return &s, s.validate()
-}
-
-func (s *Seed) validate() error {
-	for i, f := range s.Faults {
-		if err := f.validate(); err != nil {
-			return fmt.Errorf("faults[%d]: %w", i, err)
-		}
-	}
-	for i, r := range s.Resources {
-		if r.System == "" || r.Kind == "" || r.Identity == "" {
-			return fmt.Errorf("resources[%d]: system, kind and identity are required", i)
-		}
-	}
-	return nil
-}
-
-func (f Fault) validate() error {
-	switch f.Effect {
-	case EffectFail, EffectSlow, EffectUnhealthy, EffectUnreachable:
-	default:
-		return fmt.Errorf("effect %q: want fail, slow, unhealthy or unreachable", f.Effect)
-	}
-	switch f.Op {
-	case "", "*", "apply", "delete", "stage", "transfer", "get":
-	default:
-		return fmt.Errorf("op %q: want apply, delete, stage, transfer, get or *", f.Op)
-	}
-	return nil
-}
-
 // Config configures Open.
 type Config struct {
 	// Path of the bbolt file keeping target state.
@@ -203,11 +72,6 @@ type Simulator struct {
 	seed        Seed
 	faults      []*activeFault
 	supervisors map[string]SeedSupervisor
-}
-
-type activeFault struct {
-	Fault
-	fired int
 }
 
 var _ target.Driver = (*Simulator)(nil)
@@ -275,24 +139,6 @@ func (s *Simulator) loadResources(res []SeedResource) error {
 // Close releases the state file.
 func (s *Simulator) Close() error { return s.st.Close() }
 
-// InjectFault adds a fault at run time.
-func (s *Simulator) InjectFault(f Fault) error {
-	if err := f.validate(); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = append(s.faults, &activeFault{Fault: f})
-	return nil
-}
-
-// ClearFaults removes every fault.
-func (s *Simulator) ClearFaults() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = nil
-}
-
 // SetSupervisor overrides a Supervisor's facts (e.g. make it unreachable).
 func (s *Simulator) SetSupervisor(sup SeedSupervisor) {
 	s.mu.Lock()
@@ -305,54 +151,6 @@ func (s *Simulator) SetVCFAVersion(v string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seed.VCFAVersion = v
-}
-
-func matchField(pattern, v string) bool {
-	if pattern == "" || pattern == "*" {
-		return true
-	}
-	if p, ok := strings.CutSuffix(pattern, "*"); ok {
-		return strings.HasPrefix(v, p)
-	}
-	return pattern == v
-}
-
-// fault returns the first fault matching op on k and consumes one firing.
-func (s *Simulator) fault(op string, k target.Key) *Fault {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if k.System == target.SystemSupervisor {
-		if sup, ok := s.supervisors[k.Scope]; ok && sup.Unreachable {
-			return &Fault{Effect: EffectUnreachable, Message: "Supervisor " + k.Scope + " does not answer"}
-		}
-	}
-	for _, f := range s.faults {
-		if f.Times > 0 && f.fired >= f.Times {
-			continue
-		}
-		if !matchField(f.Op, op) || !matchField(f.System, k.System) || !matchField(f.Scope, k.Scope) ||
-			!matchField(f.Kind, k.Kind) || !matchField(f.Identity, k.Identity) {
-			continue
-		}
-		f.fired++
-		out := f.Fault
-		return &out
-	}
-	return nil
-}
-
-func faultError(f *Fault, op string, k target.Key) error {
-	msg := f.Message
-	if msg == "" {
-		msg = "injected fault"
-	}
-	switch f.Effect {
-	case EffectUnreachable:
-		return fmt.Errorf("%s %s: %s: %w", op, k, msg, target.ErrUnreachable)
-	case EffectFail:
-		return fmt.Errorf("%s %s: %s: %w", op, k, msg, target.ErrRejected)
-	}
-	return nil
 }
 
 func getObject(tx store.Tx, k target.Key) (target.Object, int64, error) {
@@ -608,132 +406,6 @@ func (s *Simulator) Stage(ctx context.Context, d target.Desired) (target.Staged,
 		return target.Staged{}, err
 	}
 	return target.Staged{Reachable: true, Requested: req}, nil
-}
-
-func requests(d target.Desired) (target.Quota, error) {
-	if d.Kind != "SupervisorService" {
-		return target.Quota{}, nil
-	}
-	meta, _ := d.Spec["metadata"].(map[string]any)
-	ann, _ := meta["annotations"].(map[string]any)
-	spec, _ := ann[RequestsAnnotation].(string)
-	if spec == "" {
-		return DefaultRequest, nil
-	}
-	return ParseQuota(spec)
-}
-
-// ParseQuota reads "cpu=2000m,memory=4Gi,storage=20Gi".
-func ParseQuota(spec string) (target.Quota, error) {
-	var q target.Quota
-	for _, item := range strings.Split(spec, ",") {
-		k, v, ok := strings.Cut(strings.TrimSpace(item), "=")
-		if !ok {
-			return q, fmt.Errorf("quota %q: want name=value", item)
-		}
-		switch k {
-		case "cpu":
-			n, err := parseCPU(v)
-			if err != nil {
-				return q, err
-			}
-			q.CPUMillicores = n
-		case "memory", "storage":
-			n, err := parseBytes(v)
-			if err != nil {
-				return q, err
-			}
-			if k == "memory" {
-				q.MemoryBytes = n
-			} else {
-				q.StorageBytes = n
-			}
-		default:
-			return q, fmt.Errorf("quota %q: unknown resource %q (cpu, memory, storage)", spec, k)
-		}
-	}
-	return q, nil
-}
-
-func parseCPU(v string) (int64, error) {
-	if m, ok := strings.CutSuffix(v, "m"); ok {
-		var n int64
-		_, err := fmt.Sscanf(m, "%d", &n)
-		return n, err
-	}
-	var n float64
-	if _, err := fmt.Sscanf(v, "%g", &n); err != nil {
-		return 0, fmt.Errorf("cpu %q: %w", v, err)
-	}
-	return int64(n * 1000), nil
-}
-
-func parseBytes(v string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"Ti", 1 << 40}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}}
-	for _, u := range units {
-		if n, ok := strings.CutSuffix(v, u.suffix); ok {
-			var x int64
-			if _, err := fmt.Sscanf(n, "%d", &x); err != nil {
-				return 0, fmt.Errorf("size %q: %w", v, err)
-			}
-			return x * u.mult, nil
-		}
-	}
-	var x int64
-	if _, err := fmt.Sscanf(v, "%d", &x); err != nil {
-		return 0, fmt.Errorf("size %q: %w", v, err)
-	}
-	return x, nil
-}
-
-// Facts implements target.Driver. A Supervisor the seed does not name has
-// the default capacity less what its resources consume.
-func (s *Simulator) Facts(ctx context.Context, supervisors []string) (target.Facts, error) {
-	recs, err := s.st.List(ctx, bucketObjects, target.SystemSupervisor+"/")
-	if err != nil {
-		return target.Facts{}, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	used := map[string]target.Quota{}
-	for _, rec := range recs {
-		var obj target.Object
-		if err := json.Unmarshal(rec.Value, &obj); err != nil {
-			return target.Facts{}, err
-		}
-		req, _ := requests(target.Desired{Key: obj.Key, Spec: obj.Spec})
-		u := used[obj.Scope]
-		u.CPUMillicores += req.CPUMillicores
-		u.MemoryBytes += req.MemoryBytes
-		u.StorageBytes += req.StorageBytes
-		used[obj.Scope] = u
-	}
-	facts := target.Facts{VCFAVersion: s.seed.VCFAVersion, SupportedAPIs: slices.Clone(s.seed.SupportedAPIs)}
-	for _, n := range supervisors {
-		facts.Supervisors = append(facts.Supervisors, s.supervisorFacts(n, used[n]))
-	}
-	return facts, nil
-}
-
-func (s *Simulator) supervisorFacts(name string, used target.Quota) target.SupervisorFacts {
-	sup, ok := s.supervisors[name]
-	avail := *s.seed.DefaultAvailable
-	apis := s.seed.SupportedAPIs
-	if ok {
-		if sup.Available != nil {
-			avail = *sup.Available
-		}
-		if len(sup.SupportedAPIs) > 0 {
-			apis = sup.SupportedAPIs
-		}
-	}
-	avail.CPUMillicores -= used.CPUMillicores
-	avail.MemoryBytes -= used.MemoryBytes
-	avail.StorageBytes -= used.StorageBytes
-	return target.SupervisorFacts{Name: name, Reachable: !ok || !sup.Unreachable, Available: avail, SupportedAPIs: slices.Clone(apis)}
 }
 
 // Secrets implements target.Driver.
