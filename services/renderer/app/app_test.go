@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"flag"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vcfsm/vcfsm/services/renderer/internal/rendertest"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -66,25 +67,7 @@ func testConfig() app.Config {
 
 func loadBundle(t testing.TB, name string) *commonv1.Bundle {
 	t.Helper()
-	root := filepath.Join(testdata, "bundles", name)
-	b := &commonv1.Bundle{Digest: "sha256:app-test-" + name}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		b.Files = append(b.Files, &commonv1.BundleFile{Path: filepath.ToSlash(rel), Content: data})
-		return nil
-	})
-	require.NoError(t, err)
-	return b
+	return rendertest.LoadBundle(t, filepath.Join(testdata, "bundles", name), "sha256:app-test-"+name)
 }
 
 func readTestdata(t testing.TB, parts ...string) []byte {
