@@ -83,6 +83,32 @@ func (f *Fetcher) Fetch(ctx context.Context, source string, progress Progress) (
 	return b, nil
 }
 
+// pluginManifests finds the UI plugin manifest of each image the bundle
+// carries (nil when there is none), in a scratch directory under stage.
+func (f *Fetcher) pluginManifests(ctx context.Context, src imageSource, insp inspection, stage string, budget *byteBudget) (map[string][]byte, error) {
+	scratch := filepath.Join(stage, "scratch")
+	if err := os.Mkdir(scratch, 0o750); err != nil {
+		return nil, err
+	}
+	manifests := map[string][]byte{}
+	for _, ref := range sortedKeys(insp.found) {
+		m, ok, err := f.findPluginManifest(ctx, src, insp.found[ref], scratch, budget)
+		if err != nil {
+			return nil, fmt.Errorf("inspect image %s: %w", ref, err)
+		}
+		if ok {
+			manifests[ref] = m
+		}
+	}
+	if err := os.RemoveAll(scratch); err != nil {
+		return nil, err
+	}
+	if len(manifests) == 0 {
+		return nil, nil
+	}
+	return manifests, nil
+}
+
 // reuse returns the stored bundle for digest, if there is one.
 func (f *Fetcher) reuse(digest, source string) (*Bundle, bool, error) {
 	b, err := f.Load(digest)
@@ -127,21 +153,8 @@ func (f *Fetcher) install(ctx context.Context, src imageSource, digest, source, 
 	if err != nil {
 		return nil, err
 	}
-	scratch := filepath.Join(stage, "scratch")
-	if err := os.Mkdir(scratch, 0o750); err != nil {
-		return nil, err
-	}
-	manifests := map[string][]byte{}
-	for _, ref := range sortedKeys(insp.found) {
-		m, ok, err := f.findPluginManifest(ctx, src, insp.found[ref], scratch, budget)
-		if err != nil {
-			return nil, fmt.Errorf("inspect image %s: %w", ref, err)
-		}
-		if ok {
-			manifests[ref] = m
-		}
-	}
-	if err := os.RemoveAll(scratch); err != nil {
+	manifests, err := f.pluginManifests(ctx, src, insp, stage, budget)
+	if err != nil {
 		return nil, err
 	}
 	sort.Strings(insp.present)
@@ -159,9 +172,6 @@ func (f *Fetcher) install(ctx context.Context, src imageSource, digest, source, 
 		BundledImageDigests: insp.present,
 		PluginManifests:     manifests,
 		Signatures:          insp.signatures,
-	}
-	if len(facts.PluginManifests) == 0 {
-		facts.PluginManifests = nil
 	}
 	if err := writeFacts(stage, facts); err != nil {
 		return nil, err
