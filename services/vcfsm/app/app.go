@@ -97,30 +97,14 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	cfg.Lifecycle.PrecheckAddr = s.GRPCAddr
 	cfg.Lifecycle.PeerToken = peerToken
 
-	comp, err := compatibility.New(runCtx, cfg.Compatibility, log.With("service", "compatibility"))
+	services, life, err := s.newServices(runCtx, cfg, log)
 	if err != nil {
 		return fail(err)
 	}
-	s.closers = append(s.closers, comp)
-	rend, err := renderer.New(runCtx, cfg.Renderer, log.With("service", "renderer"))
-	if err != nil {
-		return fail(err)
-	}
-	s.closers = append(s.closers, rend)
-	pre, err := precheck.New(runCtx, cfg.Precheck, log.With("service", "precheck"))
-	if err != nil {
-		return fail(err)
-	}
-	s.closers = append(s.closers, pre)
-	life, err := lifecycle.New(runCtx, cfg.Lifecycle, log.With("service", "lifecycle"))
-	if err != nil {
-		return fail(err)
-	}
-	s.closers = append(s.closers, life)
 	s.lifecycle = life
 
 	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens})
-	for _, r := range []cli.Registrar{comp, rend, pre, life} {
+	for _, r := range services {
 		r.Register(srv)
 	}
 	srv.MarkServing()
@@ -137,25 +121,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	}
 	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 
-	s.wg.Add(3)
-	go func() {
-		defer s.wg.Done()
-		s.setErr(srv.Serve(runCtx, grpcLis, 10*time.Second))
-	}()
-	go func() {
-		defer s.wg.Done()
-		if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.setErr(err)
-			cancel()
-		}
-	}()
-	go func() {
-		defer s.wg.Done()
-		<-runCtx.Done()
-		shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
-		defer done()
-		_ = httpSrv.Shutdown(shutdownCtx)
-	}()
+	s.serve(runCtx, cancel, srv, grpcLis, httpSrv, httpLis)
 	if err := life.Start(runCtx); err != nil {
 		cancel()
 		s.wg.Wait()
@@ -195,6 +161,55 @@ func (s *System) setErr(err error) {
 	if s.err == nil {
 		s.err = err
 	}
+}
+
+// newServices builds the four services in this process (each is closed
+// by closeAll).
+func (s *System) newServices(ctx context.Context, cfg Config, log *slog.Logger) ([]cli.Registrar, *lifecycle.Service, error) {
+	comp, err := compatibility.New(ctx, cfg.Compatibility, log.With("service", "compatibility"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.closers = append(s.closers, comp)
+	rend, err := renderer.New(ctx, cfg.Renderer, log.With("service", "renderer"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.closers = append(s.closers, rend)
+	pre, err := precheck.New(ctx, cfg.Precheck, log.With("service", "precheck"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.closers = append(s.closers, pre)
+	life, err := lifecycle.New(ctx, cfg.Lifecycle, log.With("service", "lifecycle"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.closers = append(s.closers, life)
+	return []cli.Registrar{comp, rend, pre, life}, life, nil
+}
+
+// serve runs the gRPC and HTTP servers until ctx ends; s.wg counts them.
+func (s *System) serve(ctx context.Context, cancel context.CancelFunc, srv *grpcx.Server, grpcLis net.Listener, httpSrv *http.Server, httpLis net.Listener) {
+	s.wg.Add(3)
+	go func() {
+		defer s.wg.Done()
+		s.setErr(srv.Serve(ctx, grpcLis, 10*time.Second))
+	}()
+	go func() {
+		defer s.wg.Done()
+		if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.setErr(err)
+			cancel()
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		<-ctx.Done()
+		shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		_ = httpSrv.Shutdown(shutdownCtx)
+	}()
 }
 
 func (s *System) closeAll() {
