@@ -37,12 +37,18 @@ generate: tools
 	buf generate
 
 ## verify: everything CI checks besides tests
-verify: verify-generate buf-lint buf-format buf-breaking fmt vet lint
+verify: verify-generate buf-lint buf-format buf-breaking fmt vet check-boundaries lint
 
 ## verify-generate: fail when gen/ is not what proto/ generates
 verify-generate: generate
 	@git add -N gen >/dev/null 2>&1 || true
 	@git diff --exit-code -- gen || (echo "gen/ is stale: run 'make generate' and commit the result" >&2; exit 1)
+
+## check-boundaries: gen/ imports no service (golangci-lint's depguard rules
+## in .golangci.yml check every other boundary; gen/ is not linted)
+check-boundaries:
+	@bad=$$(cd gen && go list -deps ./... | grep '^github.com/vcfsm/vcfsm/services' || true); \
+	if [ -n "$$bad" ]; then echo "gen/ must not import services: $$bad" >&2; exit 1; fi
 
 buf-lint: tools
 	buf lint
