@@ -10,7 +10,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: run build test generate tools verify verify-generate lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: run build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup)
 run:
