@@ -22,7 +22,6 @@ import (
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
-	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
@@ -46,6 +45,9 @@ type Config struct {
 	PrecheckAddr      string
 	// PeerToken is sent to the peer services; set by the caller.
 	PeerToken string
+	// PeerDialOptions secure the connections to the peers (mTLS); set by
+	// the caller.
+	PeerDialOptions []grpc.DialOption
 	// InventoryFile, when set, replaces the platform inventory at start.
 	InventoryFile string
 	// SimulatorSeed seeds the simulated targets (YAML).
@@ -66,26 +68,30 @@ type Config struct {
 	// EtcdEndpoints and EtcdPrefix locate the etcd store.
 	EtcdEndpoints string
 	EtcdPrefix    string
+	// Etcd holds etcd's TLS and credentials.
+	Etcd EtcdAccess
 }
 
-// RegisterFlags binds the configuration to flags.
+// RegisterFlags binds the configuration to flags; cli.Parse also reads
+// each from VCFSM_<FLAG_NAME> and the config file.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.DataDir, "data-dir", cli.EnvOr("VCFSM_DATA_DIR", "./data"), "directory for the embedded store, bundles and the development token (env VCFSM_DATA_DIR)")
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the embedded store, bundles and the development token")
 	fs.BoolVar(&c.AllowInsecureSources, "allow-insecure-sources", false, "accept http:// bundle sources and plain-HTTP registries")
-	fs.StringVar(&c.CompatibilityAddr, "compatibility", cli.EnvOr("VCFSM_COMPATIBILITY_ADDR", "127.0.0.1:9092"), "compatibility service gRPC address (env VCFSM_COMPATIBILITY_ADDR)")
-	fs.StringVar(&c.RendererAddr, "renderer", cli.EnvOr("VCFSM_RENDERER_ADDR", "127.0.0.1:9093"), "renderer service gRPC address (env VCFSM_RENDERER_ADDR)")
-	fs.StringVar(&c.PrecheckAddr, "precheck", cli.EnvOr("VCFSM_PRECHECK_ADDR", "127.0.0.1:9094"), "precheck service gRPC address (env VCFSM_PRECHECK_ADDR)")
-	fs.StringVar(&c.InventoryFile, "inventory-file", cli.EnvOr("VCFSM_INVENTORY_FILE", ""), "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one (env VCFSM_INVENTORY_FILE)")
-	fs.StringVar(&c.SimulatorSeed, "simulator-seed", cli.EnvOr("VCFSM_SIMULATOR_SEED", ""), "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults (env VCFSM_SIMULATOR_SEED)")
+	fs.StringVar(&c.CompatibilityAddr, "compatibility", "127.0.0.1:9092", "compatibility service gRPC address")
+	fs.StringVar(&c.RendererAddr, "renderer", "127.0.0.1:9093", "renderer service gRPC address")
+	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address")
+	fs.StringVar(&c.InventoryFile, "inventory-file", "", "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one")
+	fs.StringVar(&c.SimulatorSeed, "simulator-seed", "", "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
 	fs.Int64Var(&c.BundleLimits.MaxDownloadBytes, "bundle-max-download-bytes", 0, "largest bundle tarball downloaded (0: 2 GiB)")
 	fs.Int64Var(&c.BundleLimits.MaxBundleBytes, "bundle-max-bytes", 0, "largest extracted bundle tree (0: 64 MiB)")
 	fs.IntVar(&c.BundleLimits.MaxFiles, "bundle-max-files", 0, "most files in a bundle tree (0: 4096)")
 	fs.Int64Var(&c.BundleLimits.MaxFileBytes, "bundle-max-file-bytes", 0, "largest single file in a bundle tree (0: 16 MiB)")
-	fs.StringVar(&c.Store, "store", cli.EnvOr("VCFSM_STORE", "bolt"), "entity store: bolt (embedded file in --data-dir) or etcd (env VCFSM_STORE)")
-	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", cli.EnvOr("VCFSM_ETCD_ENDPOINTS", "http://127.0.0.1:2379"), "comma-separated etcd client URLs for --store=etcd (env VCFSM_ETCD_ENDPOINTS)")
-	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", cli.EnvOr("VCFSM_ETCD_PREFIX", "/vcfsm/lifecycle/"), "key prefix in etcd (env VCFSM_ETCD_PREFIX)")
+	fs.StringVar(&c.Store, "store", "bolt", "entity store: bolt (embedded file in --data-dir) or etcd")
+	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs for --store=etcd")
+	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", "/vcfsm/lifecycle/", "key prefix in etcd")
+	c.Etcd.RegisterFlags(fs)
 }
 
 // refreshInterval: several replicas may share an etcd store; each reloads
@@ -116,7 +122,11 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		if len(eps) == 0 {
 			return nil, fmt.Errorf("--store=etcd needs --etcd-endpoints")
 		}
-		st, err := etcdstore.Open(ctx, etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix}, storage.Schema)
+		ecfg := etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix}
+		if err := cfg.Etcd.apply(&ecfg); err != nil {
+			return nil, err
+		}
+		st, err := etcdstore.Open(ctx, ecfg, storage.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("lifecycle store on etcd %s: %w", cfg.EtcdEndpoints, err)
 		}
@@ -178,7 +188,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		return nil, err
 	}
 	dial := func(addr string) (*grpc.ClientConn, error) {
-		conn, err := grpcx.Dial(addr, cfg.PeerToken)
+		conn, err := grpcx.Dial(addr, cfg.PeerToken, cfg.PeerDialOptions...)
 		if err == nil {
 			s.conns = append(s.conns, conn)
 		}

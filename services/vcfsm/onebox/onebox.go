@@ -14,12 +14,20 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/logging"
 	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 )
 
-// Token is the bearer token every onebox accepts.
-const Token = "onebox-test-token-0123456789abcdef"
+// The bearer tokens every onebox accepts: Token is an admin's; the others
+// carry the role they are named after. Services call each other with
+// ServiceToken.
+const (
+	Token         = "onebox-test-token-0123456789abcdef"
+	OperatorToken = "onebox-operator-token-0123456789ab"
+	ViewerToken   = "onebox-viewer-token-0123456789abcd"
+	ServiceToken  = "onebox-service-token-0123456789abc"
+)
 
 // Box is a running system.
 type Box struct {
@@ -41,8 +49,8 @@ func Start(t testing.TB, opts ...Option) *Box {
 	t.Helper()
 	var cfg app.Config
 	cfg.Common.LogFormat, cfg.Common.LogLevel = "text", "info"
-	cfg.Common.Tokens = "e2e:" + Token
-	cfg.Common.ServiceToken = Token
+	cfg.Common.Tokens = cli.NewSecret("e2e:" + Token + ",ops:operator:" + OperatorToken + ",audit:viewer:" + ViewerToken + ",internal:service:" + ServiceToken)
+	cfg.Common.ServiceToken = cli.NewSecret(ServiceToken)
 	cfg.GRPCListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
 	cfg.Lifecycle.DataDir = t.TempDir()
