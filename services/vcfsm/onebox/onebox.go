@@ -6,9 +6,13 @@ package onebox
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -60,11 +64,20 @@ func Start(t testing.TB, opts ...Option) *Box {
 	sys, err := app.Start(context.Background(), cfg, logging.Discard())
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sys.Stop()) })
+	client := &http.Client{Timeout: 30 * time.Second}
+	if sys.Scheme == "https" {
+		// --dev-tls: trust the CA the system generated.
+		raw, err := os.ReadFile(filepath.Join(cfg.Lifecycle.DataDir, "tls", "ca.crt"))
+		require.NoError(t, err)
+		pool := x509.NewCertPool()
+		require.True(t, pool.AppendCertsFromPEM(raw))
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
 	return &Box{
-		URL:      "http://" + sys.HTTPAddr,
+		URL:      sys.Scheme + "://" + sys.HTTPAddr,
 		GRPCAddr: sys.GRPCAddr,
 		DataDir:  cfg.Lifecycle.DataDir,
-		Client:   &http.Client{Timeout: 30 * time.Second},
+		Client:   client,
 		Sys:      sys,
 	}
 }
