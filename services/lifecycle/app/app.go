@@ -30,6 +30,7 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
 
@@ -70,6 +71,16 @@ type Config struct {
 	EtcdPrefix    string
 	// Etcd holds etcd's TLS and credentials.
 	Etcd EtcdAccess
+	// WrapDriver, when set, wraps the target driver (tests inject faults
+	// such as panics through it).
+	WrapDriver func(target.Driver) target.Driver
+}
+
+func (c Config) wrapDriver(d target.Driver) target.Driver {
+	if c.WrapDriver == nil {
+		return d
+	}
+	return c.WrapDriver(d)
 }
 
 // RegisterFlags binds the configuration to flags; cli.Parse also reads
@@ -218,7 +229,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		StepTimeouts:         cfg.StepTimeouts,
 		Logger:               log,
 		RefreshInterval:      refreshInterval(cfg),
-	}, repo, fetcher, peers, s.sim)
+	}, repo, fetcher, peers, cfg.wrapDriver(s.sim))
 	if cfg.InventoryFile != "" {
 		inv, err := LoadInventory(cfg.InventoryFile)
 		if err != nil {

@@ -12,6 +12,7 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
+	"github.com/vcfsm/vcfsm/platform/safe"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -201,7 +202,8 @@ func (m *Manager) parallel(ctx context.Context, n int, fn func(context.Context, 
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := fn(ctx, i); err != nil {
+			// A panic here would escape the step's recovery: contain it.
+			if err := safe.Call(m.log, "a parallel target call", func() error { return fn(ctx, i) }); err != nil {
 				once.Do(func() { first = err })
 			}
 		}()

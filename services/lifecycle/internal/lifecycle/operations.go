@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/vcfsm/vcfsm/platform/safe"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -208,7 +209,8 @@ func (r *run) step(ctx context.Context, i int) error {
 		}
 		r.svc = svc
 		stepCtx, cancel := context.WithDeadline(ctx, deadline)
-		err = m.runStep(stepCtx, r, name)
+		// A panicking step fails its operation (not transient: never retried).
+		err = safe.Call(m.log, "step "+name+" of "+string(op.Type), func() error { return m.runStep(stepCtx, r, name) })
 		timedOut := stepCtx.Err() == context.DeadlineExceeded
 		cancel()
 		if err == nil {
