@@ -27,14 +27,14 @@ import (
 
 // Config is the all-in-one's configuration.
 type Config struct {
-	Common        cli.Common
-	GRPCListen    string
-	HTTPListen    string
+	Common     cli.Common
+	GRPCListen string
+	HTTPListen string
 	// Gateway holds the REST edge's limits and HTTPS files.
 	Gateway gateway.Config
 	// DevTLS turns on HTTPS and mTLS with a CA and certificates generated
 	// into the data directory on first start.
-	DevTLS bool
+	DevTLS        bool
 	Lifecycle     lifecycle.Config
 	Compatibility compatibility.Config
 	Renderer      renderer.Config
