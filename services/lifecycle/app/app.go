@@ -71,6 +71,9 @@ type Config struct {
 	EtcdPrefix    string
 	// Etcd holds etcd's TLS and credentials.
 	Etcd EtcdAccess
+	// EncryptionKeyFile is the keyring sealing Secret resources; empty
+	// means a development key generated in DataDir.
+	EncryptionKeyFile string
 	// WrapDriver, when set, wraps the target driver (tests inject faults
 	// such as panics through it).
 	WrapDriver func(target.Driver) target.Driver
@@ -103,6 +106,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs for --store=etcd")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", "/vcfsm/lifecycle/", "key prefix in etcd")
 	c.Etcd.RegisterFlags(fs)
+	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing rendered Secrets at rest (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600. Default: a key generated into <data-dir>/encryption-key")
 }
 
 // refreshInterval: several replicas may share an etcd store; each reloads
@@ -179,6 +183,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	}
 	repo, err := storage.NewRepo(ctx, s.store)
 	if err != nil {
+		return nil, err
+	}
+	if err := sealSecrets(ctx, cfg, repo, log); err != nil {
 		return nil, err
 	}
 	var seed *simulator.Seed
