@@ -12,14 +12,14 @@ import (
 func TestCallContainsPanics(t *testing.T) {
 	var logs bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, nil))
+	var items []int
 	err := Call(log, "step apply of activate", func() error {
-		var m map[string]int
-		m["x"] = 1 // a nil-map write panics
+		_ = items[3] // an index out of range panics
 		return nil
 	})
 	var pe *PanicError
 	require.ErrorAs(t, err, &pe)
-	require.EqualError(t, err, "panic in step apply of activate: assignment to entry in nil map")
+	require.EqualError(t, err, "panic in step apply of activate: runtime error: index out of range [3] with length 0")
 	require.Contains(t, logs.String(), "recovered panic")
 	require.Contains(t, logs.String(), "safe_test.go", "the stack is logged")
 
