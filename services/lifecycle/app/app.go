@@ -71,6 +71,9 @@ type Config struct {
 	EtcdPrefix    string
 	// Etcd holds etcd's TLS and credentials.
 	Etcd EtcdAccess
+	// SignatureKeys are comma-separated PEM public key files trusted to
+	// sign bundles.
+	SignatureKeys string
 	// EncryptionKeyFile is the keyring sealing Secret resources; empty
 	// means a development key generated in DataDir.
 	EncryptionKeyFile string
@@ -106,6 +109,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs for --store=etcd")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", "/vcfsm/lifecycle/", "key prefix in etcd")
 	c.Etcd.RegisterFlags(fs)
+	fs.StringVar(&c.SignatureKeys, "signature-keys", "", "comma-separated PEM public keys trusted to sign bundles (cosign); with keys, isValid means verified and activating with accepted.signatures needs a verified signature")
 	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing rendered Secrets at rest (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600. Default: a key generated into <data-dir>/encryption-key")
 }
 
@@ -229,7 +233,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		Renderer:      rendererv1.NewRendererServiceClient(rend),
 		Precheck:      precheckv1.NewPrecheckServiceClient(pre),
 	}
+	sigs, err := loadSignatureKeys(cfg.SignatureKeys)
+	if err != nil {
+		return nil, err
+	}
 	s.manager = lifecycle.NewManager(lifecycle.Config{
+		VerifySignatures:     sigs.check(),
 		AllowInsecureSources: cfg.AllowInsecureSources,
 		ReconcileInterval:    cfg.ReconcileInterval,
 		StepTimeout:          cfg.StepTimeout,
@@ -251,6 +260,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		log.Info("platform inventory loaded", "file", cfg.InventoryFile, "regions", len(inv.GetRegions()))
 	}
 	s.handler = server.NewHandler(s.manager)
+	s.handler.TrustSignatures(sigs.Verifier)
 	return s, nil
 }
 

@@ -475,6 +475,9 @@ func (m *Manager) startActivation(svc *Service, wantGrants map[string]any, by st
 	if err := acceptanceComplete(svc.Accepted, wantGrants); err != nil {
 		return nil, fmt.Errorf("cannot activate %s: %w", svc.ID, err)
 	}
+	if err := m.checkSignatures(svc); err != nil {
+		return nil, err
+	}
 	op := m.newOperation(svc, OpActivate, by, OperationParams{Phase: PhaseInstalling}, "render", "compatibility", "prechecks", "apply")
 	op.ToVersion = svc.Version
 	svc.LifecycleState = StateActive

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -42,6 +43,9 @@ type Config struct {
 	// Now returns the current time; tests pin it.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// VerifySignatures, when set, must accept a bundle's signatures before
+	// an activation that accepted them (trusted keys are configured).
+	VerifySignatures func(*bundle.Bundle) error
 }
 
 func (c *Config) defaults() {

@@ -16,12 +16,15 @@ import (
 	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
 )
 
 // Handler implements lifecyclev1.LifecycleServiceServer.
 type Handler struct {
 	lifecyclev1.UnimplementedLifecycleServiceServer
 	m *lifecycle.Manager
+	// sigs verifies bundle signatures; nil when no keys are trusted.
+	sigs *signature.Verifier
 }
 
 // NewHandler adapts a manager.
@@ -46,14 +49,7 @@ func (h *Handler) view(ctx context.Context, svc *lifecycle.Service, x extras) (*
 		return nil, err
 	}
 	if b != nil {
-		sig := &lifecyclev1.Signatures{IsValid: len(b.Signatures) > 0, ValidationTime: rfc3339(svc.UpdatedAt)}
-		if x.signatures {
-			for _, s := range b.Signatures {
-				sig.Details = append(sig.Details, &lifecyclev1.SignatureDetail{Type: "cosign", Digest: s.Digest,
-					Message: fmt.Sprintf("cosign signature %s carried with the bundle (%d payload(s)); no trust roots are configured, so the signer is not verified", s.Tag, len(s.Payloads))})
-			}
-		}
-		out.Signatures = sig
+		out.Signatures = h.signaturesView(svc, b, x.signatures)
 		if x.metadata && b.Metadata != nil {
 			if md, err := structpb.NewStruct(b.Metadata); err == nil {
 				out.Metadata = md
