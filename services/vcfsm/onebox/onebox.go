@@ -58,6 +58,9 @@ func Start(t testing.TB, opts ...Option) *Box {
 	cfg.GRPCListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
 	cfg.Lifecycle.DataDir = t.TempDir()
+	// Tests and REST benchmarks drive the API faster than a person would;
+	// the per-principal rate limit has its own tests (services/gateway).
+	cfg.Gateway.Limits.RatePerSecond, cfg.Gateway.Limits.RateBurst = 1e6, 1e6
 	for _, o := range opts {
 		o(&cfg)
 	}

@@ -14,7 +14,7 @@ func (m *Manager) checkSignatures(svc *Service) error {
 		return fmt.Errorf("cannot activate %s: its bundle is not available to verify its signatures: %w", svc.ID, ErrFailedPrecondition)
 	}
 	if err := m.cfg.VerifySignatures(b); err != nil {
-		return fmt.Errorf("cannot activate %s: accepted.signatures is true but no signature of the bundle verifies: %v: %w", svc.ID, err, ErrFailedPrecondition)
+		return fmt.Errorf("cannot activate %s: accepted.signatures is true but no signature of the bundle verifies: %w: %w", svc.ID, err, ErrFailedPrecondition)
 	}
 	return nil
 }
