@@ -26,8 +26,10 @@ type DevTLSFiles struct {
 }
 
 // EnsureDevTLS returns the development CA and certificate in dir, creating
-// them (keys mode 0600) when absent. created tells whether it just did.
-func EnsureDevTLS(dir string) (files DevTLSFiles, created bool, err error) {
+// them (keys mode 0600) when absent; hosts are further names (or
+// addresses) the certificate is valid for. created tells whether it just
+// did.
+func EnsureDevTLS(dir string, hosts ...string) (files DevTLSFiles, created bool, err error) {
 	files = DevTLSFiles{CA: filepath.Join(dir, "ca.crt"), Cert: filepath.Join(dir, "tls.crt"), Key: filepath.Join(dir, "tls.key")}
 	if exists(files.CA) && exists(files.Cert) && exists(files.Key) {
 		return files, false, nil
@@ -63,6 +65,13 @@ func EnsureDevTLS(dir string) (files DevTLSFiles, created bool, err error) {
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 		DNSNames:    []string{"localhost"}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else if h != "" {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {
