@@ -21,7 +21,7 @@ build:
 	@mkdir -p bin
 	go build -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
 		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway \
-		./services/precheck/cmd/samplehook
+		./services/precheck/cmd/samplehook ./services/vcfsm/cmd/devcerts
 
 ## test: every unit, contract and end-to-end test of every module
 test:

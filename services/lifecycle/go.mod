@@ -12,6 +12,7 @@ require (
 	github.com/cppforlife/go-cli-ui v0.0.0-20220425131040-94f26b16bc14
 	github.com/google/go-containerregistry v0.22.1
 	github.com/google/uuid v1.6.0
+	github.com/sigstore/sigstore v1.10.4
 	github.com/stretchr/testify v1.12.1
 	github.com/vcfsm/vcfsm/gen v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/platform v0.0.0-00010101000000-000000000000

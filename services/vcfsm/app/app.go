@@ -27,9 +27,14 @@ import (
 
 // Config is the all-in-one's configuration.
 type Config struct {
-	Common        cli.Common
-	GRPCListen    string
-	HTTPListen    string
+	Common     cli.Common
+	GRPCListen string
+	HTTPListen string
+	// Gateway holds the REST edge's limits and HTTPS files.
+	Gateway gateway.Config
+	// DevTLS turns on HTTPS and mTLS with a CA and certificates generated
+	// into the data directory on first start.
+	DevTLS        bool
 	Lifecycle     lifecycle.Config
 	Compatibility compatibility.Config
 	Renderer      renderer.Config
@@ -39,8 +44,10 @@ type Config struct {
 // RegisterFlags binds every service's flags.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Common.RegisterFlags(fs)
-	fs.StringVar(&c.GRPCListen, "grpc-listen", cli.EnvOr("VCFSM_GRPC_LISTEN", "127.0.0.1:9090"), "gRPC listen address of all services (env VCFSM_GRPC_LISTEN)")
-	fs.StringVar(&c.HTTPListen, "http-listen", cli.EnvOr("VCFSM_HTTP_LISTEN", "127.0.0.1:8080"), "REST listen address (env VCFSM_HTTP_LISTEN)")
+	fs.StringVar(&c.GRPCListen, "grpc-listen", "127.0.0.1:9090", "gRPC listen address of all services")
+	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:8080", "REST listen address")
+	fs.BoolVar(&c.DevTLS, "dev-tls", false, "serve HTTPS and gRPC over mTLS with a local CA and certificates written into <data-dir>/tls on first start (development)")
+	c.Gateway.RegisterFlags(fs)
 	c.Lifecycle.RegisterFlags(fs)
 	c.Compatibility.RegisterFlags(fs)
 	c.Renderer.RegisterFlags(fs)
@@ -52,6 +59,8 @@ type System struct {
 	// GRPCAddr and HTTPAddr are the bound addresses (useful with port 0).
 	GRPCAddr string
 	HTTPAddr string
+	// Scheme is "https" when the REST port serves TLS, else "http".
+	Scheme string
 	// Token is a bearer token the system accepts (the development token
 	// unless tokens were configured).
 	Token string
@@ -68,6 +77,19 @@ type System struct {
 // Start brings every service up and returns once they are listening.
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	tokens, peerToken, err := cfg.Common.Auth(cfg.Lifecycle.DataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DevTLS {
+		if err := useDevTLS(&cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	dialOpts, err := cfg.Common.GRPCTLS.DialOptions()
+	if err != nil {
+		return nil, err
+	}
+	srvCfg, err := cfg.Common.ServerConfig(log, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -96,6 +118,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	cfg.Lifecycle.RendererAddr = s.GRPCAddr
 	cfg.Lifecycle.PrecheckAddr = s.GRPCAddr
 	cfg.Lifecycle.PeerToken = peerToken
+	cfg.Lifecycle.PeerDialOptions = dialOpts
 
 	services, life, err := s.newServices(runCtx, cfg, log)
 	if err != nil {
@@ -103,23 +126,27 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	}
 	s.lifecycle = life
 
-	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens})
+	srv := grpcx.NewServer(srvCfg)
 	for _, r := range services {
 		r.Register(srv)
 	}
 	srv.MarkServing()
 
 	// The gateway is a client of the lifecycle service like any other.
-	conn, err := grpcx.Dial(s.GRPCAddr, "")
+	conn, err := grpcx.Dial(s.GRPCAddr, "", dialOpts...)
 	if err != nil {
 		return fail(err)
 	}
 	s.closers = append(s.closers, conn)
-	handler, err := gateway.New(runCtx, conn, log.With("service", "gateway"))
+	handler, err := gateway.New(runCtx, conn, gateway.Options{Logger: log.With("service", "gateway"), Tokens: tokens, Limits: cfg.Gateway.Limits})
 	if err != nil {
 		return fail(err)
 	}
-	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	httpSrv, err := cfg.Gateway.HTTPServer(handler)
+	if err != nil {
+		return fail(err)
+	}
+	s.Scheme = gateway.Scheme(httpSrv)
 
 	s.serve(runCtx, cancel, srv, grpcLis, httpSrv, httpLis)
 	if err := life.Start(runCtx); err != nil {
@@ -128,7 +155,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 		s.closeAll()
 		return nil, err
 	}
-	log.Info("vcfsm ready", "rest", "http://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr)
+	log.Info("vcfsm ready", "rest", s.Scheme+"://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr, "mtls", cfg.Common.GRPCTLS.Enabled())
 	return s, nil
 }
 
@@ -198,7 +225,7 @@ func (s *System) serve(ctx context.Context, cancel context.CancelFunc, srv *grpc
 	}()
 	go func() {
 		defer s.wg.Done()
-		if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := gateway.Serve(httpSrv, httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.setErr(err)
 			cancel()
 		}

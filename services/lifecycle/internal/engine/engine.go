@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vcfsm/vcfsm/platform/safe"
 )
 
 // Key names one operation: the service it changes and its id.
@@ -270,7 +272,9 @@ func (e *Engine[J]) step(ctx context.Context, j J, i int) error {
 	backoff := e.cfg.RetryBackoff
 	for attempt := 1; ; attempt++ {
 		stepCtx, cancel := context.WithDeadline(ctx, deadline)
-		err := e.host.Run(stepCtx, j, i)
+		// A panicking step fails its operation (a PanicError is not
+		// retryable), so an operation that panics on resume is not retried forever.
+		err := safe.Call(e.cfg.Logger, "step "+name+" of "+j.Kind(), func() error { return e.host.Run(stepCtx, j, i) })
 		timedOut := stepCtx.Err() == context.DeadlineExceeded
 		cancel()
 		if err == nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/vcfsm/vcfsm/platform/safe"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -49,11 +50,12 @@ func (m *core) ReconcileAll(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		m.maybeAutoUpgrade(ctx, svc)
+		_ = safe.Call(m.log, "auto-upgrade check of "+svc.ID, func() error { m.maybeAutoUpgrade(ctx, svc); return nil })
 		if !reconciled(svc) || !m.checkDue(svc) {
 			continue
 		}
-		if err := m.reconcile(ctx, svc.Clone()); err != nil && ctx.Err() == nil {
+		// A panicking reconcile fails that reconcile only.
+		if err := safe.Call(m.log, "reconcile of "+svc.ID, func() error { return m.reconcile(ctx, svc.Clone()) }); err != nil && ctx.Err() == nil {
 			m.log.Warn("reconcile", "service", svc.ID, "error", err)
 		}
 	}

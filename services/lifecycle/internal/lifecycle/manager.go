@@ -42,6 +42,9 @@ type Config struct {
 	// Now returns the current time; tests pin it.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// VerifySignatures, when set, must accept a bundle's signatures before
+	// an activation that accepted them (trusted keys are configured).
+	VerifySignatures func(*bundle.Bundle) error
 }
 
 func (c *Config) defaults() {

@@ -36,6 +36,9 @@ func (m *core) startActivation(svc *Service, wantGrants map[string]any, by strin
 	if err := acceptanceComplete(svc.Accepted, wantGrants); err != nil {
 		return nil, fmt.Errorf("cannot activate %s: %w", svc.ID, err)
 	}
+	if err := m.checkSignatures(svc); err != nil {
+		return nil, err
+	}
 	op := m.newOperation(svc, OpActivate, by, OperationParams{Phase: PhaseInstalling}, activateSteps...)
 	op.ToVersion = svc.Version
 	svc.LifecycleState = StateActive

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/vcfsm/vcfsm/platform/safe"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -28,7 +29,8 @@ func (m *core) parallel(ctx context.Context, n int, fn func(context.Context, int
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			if err := fn(ctx, i); err != nil {
+			// A panic here would escape the step's recovery: contain it.
+			if err := safe.Call(m.log, "a parallel target call", func() error { return fn(ctx, i) }); err != nil {
 				once.Do(func() { first = err })
 			}
 		}()

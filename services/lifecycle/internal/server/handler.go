@@ -13,12 +13,15 @@ import (
 	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
 )
 
 // Handler implements lifecyclev1.LifecycleServiceServer.
 type Handler struct {
 	lifecyclev1.UnimplementedLifecycleServiceServer
 	m *lifecycle.Manager
+	// sigs verifies bundle signatures; nil when no keys are trusted.
+	sigs *signature.Verifier
 }
 
 // NewHandler adapts a manager.
@@ -54,7 +57,7 @@ func (h *Handler) ListServices(ctx context.Context, req *lifecyclev1.ListService
 	}
 	// One read model per page: the inventory and each name's catalog are
 	// read once for the whole page.
-	rm := newReadModel(h.m, extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()})
+	rm := newReadModel(h.m, h.sigs, extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()})
 	out := &lifecyclev1.ListServicesResponse{ResultTotal: int32(res.Total), PageCount: int32(res.PageCount), Page: int32(res.Page),
 		PageSize: int32(res.PageSize), Values: []*lifecyclev1.VcfService{}}
 	for _, s := range res.Services {
@@ -74,7 +77,7 @@ func (h *Handler) GetService(ctx context.Context, req *lifecyclev1.GetServiceReq
 		return nil, err
 	}
 	x := extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()}
-	v, err := newReadModel(h.m, x).view(ctx, svc)
+	v, err := newReadModel(h.m, h.sigs, x).view(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +97,7 @@ func (h *Handler) UpdateService(ctx context.Context, req *lifecyclev1.UpdateServ
 	if err != nil {
 		return nil, err
 	}
-	v, err := newReadModel(h.m, extras{signatures: req.GetSignatures()}).view(ctx, svc)
+	v, err := newReadModel(h.m, h.sigs, extras{signatures: req.GetSignatures()}).view(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +117,7 @@ func (h *Handler) PatchService(ctx context.Context, req *lifecyclev1.PatchServic
 	if err != nil {
 		return nil, err
 	}
-	v, err := newReadModel(h.m, extras{signatures: req.GetSignatures()}).view(ctx, svc)
+	v, err := newReadModel(h.m, h.sigs, extras{signatures: req.GetSignatures()}).view(ctx, svc)
 	if err != nil {
 		return nil, err
 	}

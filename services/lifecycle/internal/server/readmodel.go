@@ -9,6 +9,7 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
 )
 
 // extras are the optional parts of a VcfServiceWithExtras.
@@ -21,13 +22,14 @@ type extras struct {
 // response, not once per row.
 type readModel struct {
 	m         *lifecycle.Manager
+	sigs      *signature.Verifier
 	x         extras
 	inventory *commonv1.Inventory
 	catalogs  map[string][]*lifecycle.CatalogEntry
 }
 
-func newReadModel(m *lifecycle.Manager, x extras) *readModel {
-	return &readModel{m: m, x: x, catalogs: map[string][]*lifecycle.CatalogEntry{}}
+func newReadModel(m *lifecycle.Manager, sigs *signature.Verifier, x extras) *readModel {
+	return &readModel{m: m, sigs: sigs, x: x, catalogs: map[string][]*lifecycle.CatalogEntry{}}
 }
 
 // view is one service as the REST surface shows it.
@@ -84,14 +86,7 @@ func (rm *readModel) bundleParts(svc *lifecycle.Service, out *lifecyclev1.VcfSer
 	if err != nil || b == nil {
 		return err
 	}
-	sig := &lifecyclev1.Signatures{IsValid: len(b.Signatures) > 0, ValidationTime: rfc3339(svc.UpdatedAt)}
-	if rm.x.signatures {
-		for _, s := range b.Signatures {
-			sig.Details = append(sig.Details, &lifecyclev1.SignatureDetail{Type: "cosign", Digest: s.Digest,
-				Message: fmt.Sprintf("cosign signature %s carried with the bundle (%d payload(s)); no trust roots are configured, so the signer is not verified", s.Tag, len(s.Payloads))})
-		}
-	}
-	out.Signatures = sig
+	out.Signatures = signaturesView(rm.sigs, svc, b, rm.x.signatures)
 	if rm.x.metadata && b.Metadata != nil {
 		md, err := metadataStruct(svc, b.Metadata)
 		if err != nil {
