@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export GOWORK := $(CURDIR)/go.work
 export PATH := $(CURDIR)/.bin:$(PATH)
 
-MODULES := gen platform services/compatibility services/renderer services/precheck services/lifecycle services/gateway services/vcfsm
+MODULES := gen platform services/compatibility services/renderer services/precheck services/lifecycle services/gateway services/vcfsm cli
 TOOLS := github.com/bufbuild/buf/cmd/buf \
 	google.golang.org/protobuf/cmd/protoc-gen-go \
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc \
@@ -21,7 +21,7 @@ build:
 	@mkdir -p bin
 	go build -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
 		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway \
-		./services/precheck/cmd/samplehook
+		./services/precheck/cmd/samplehook ./cli/cmd/vcfctl
 
 ## test: every unit, contract and end-to-end test of every module
 test:

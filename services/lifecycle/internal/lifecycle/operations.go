@@ -355,6 +355,9 @@ func (m *Manager) fail(ctx context.Context, r *run, i int, cause error) {
 			svc.ErrorDetails = append(svc.ErrorDetails, ErrorDetail{Type: errType, Severity: SeverityError,
 				Message: fmt.Sprintf("%s is stuck at step %s; recover with POST /rollback or DELETE ?forceDelete=true", op.Type, op.Steps[i].Name)})
 		}
+		if svc.Progress != nil && svc.Progress.OperationID == op.ID {
+			svc.Progress.Outcome = outcome
+		}
 		m.onFailure(tx, svc, op, outcome)
 		svc.UpdatedAt = m.now()
 		return tx.PutService(svc)
@@ -418,6 +421,7 @@ func (m *Manager) finish(ctx context.Context, r *run) {
 		if svc.Progress != nil && svc.Progress.OperationID == op.ID {
 			svc.Progress.Percent = 100
 			svc.Progress.Message = "done"
+			svc.Progress.Outcome = OutcomeSucceeded
 		}
 		svc.UpdatedAt = m.now()
 		return tx.PutService(svc)

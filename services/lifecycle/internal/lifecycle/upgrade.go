@@ -57,6 +57,10 @@ type HookReport struct {
 // PlanEntry says what an upgrade does with one resource.
 type PlanEntry struct {
 	Type, Name, Supervisor, Action string
+	// CurrentYAML and PlannedYAML are the resource before and after (empty
+	// where it does not exist, and for unchanged resources) so a client
+	// can show what a reconfiguration changes.
+	CurrentYAML, PlannedYAML string
 }
 
 // startUpgrade records an upgrade operation on svc (inside a transaction).
@@ -328,18 +332,18 @@ func planResources(have []*Resource, want []*Resource) []PlanEntry {
 	var out []PlanEntry
 	for _, w := range want {
 		wanted[w.ID] = true
-		action := ActionCreated
+		e := PlanEntry{Type: w.Kind, Name: w.Name, Supervisor: w.Supervisor, Action: ActionCreated, PlannedYAML: docYAML(w.Doc)}
 		if old, ok := existing[w.ID]; ok {
-			action = ActionUnchanged
+			e.Action, e.PlannedYAML = ActionUnchanged, ""
 			if old.Hash != w.Hash {
-				action = ActionReconfigured
+				e.Action, e.CurrentYAML, e.PlannedYAML = ActionReconfigured, docYAML(old.Doc), docYAML(w.Doc)
 			}
 		}
-		out = append(out, PlanEntry{Type: w.Kind, Name: w.Name, Supervisor: w.Supervisor, Action: action})
+		out = append(out, e)
 	}
 	for _, r := range have {
 		if !wanted[r.ID] {
-			out = append(out, PlanEntry{Type: r.Kind, Name: r.Name, Supervisor: r.Supervisor, Action: ActionDecommissioned})
+			out = append(out, PlanEntry{Type: r.Kind, Name: r.Name, Supervisor: r.Supervisor, Action: ActionDecommissioned, CurrentYAML: docYAML(r.Doc)})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
