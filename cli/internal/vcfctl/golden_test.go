@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -69,6 +70,11 @@ func TestGoldenOutput(t *testing.T) {
 	w.ok(t, "service", "create", w.publish(t, v1), "--wait")
 	w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
 	src2 := w.publish(t, v2)
+
+	// -o json is the REST answer as the API gives it.
+	direct := w.box.Do(t, http.MethodGet, "/v2/vcf-services?page=1&pageSize=25", nil)
+	require.Equal(t, http.StatusOK, direct.Status)
+	require.Equal(t, canonicalJSON(t, string(direct.Body)), canonicalJSON(t, w.ok(t, "service", "list", "-o", "json")))
 
 	commands := map[string][]string{
 		"list":    {"service", "list"},

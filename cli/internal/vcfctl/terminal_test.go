@@ -131,10 +131,13 @@ func TestProgressOnATerminal(t *testing.T) {
 	require.Contains(t, ps, 100)
 
 	w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
-	_, scr = w.onTerminal(t, "Healthy (active, version 2.0.0)", "service", "upgrade", "arcturus.galaxy.com", "--source", w.publish(t, v2), "--wait")
-	require.Contains(t, scr, "upgrade: ")
+	name, tar = w.tarball(t, v2)
+	w.tars.Handle(name, drip(tar, 3*time.Second))
+	_, scr = w.onTerminal(t, "Healthy (active, version 2.0.0)", "service", "upgrade", "arcturus.galaxy.com", "--source", w.tars.URL(name), "--wait")
+	require.Contains(t, scr, "upgrade: download")
 	ps = percents(scr)
-	require.GreaterOrEqual(t, between(ps, 0, 100), 3, "the bar moved through the upgrade's steps: %v", ps)
+	require.GreaterOrEqual(t, between(ps, 0, 100), 3, "the bar moved during the upgrade: %v", ps)
+	require.Contains(t, ps, 100)
 
 	// Not a terminal: plain lines, one per step change, no control codes.
 	out := w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--source", w.publish(t, v3), "--wait")
