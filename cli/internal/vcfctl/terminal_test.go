@@ -130,6 +130,15 @@ func TestProgressOnATerminal(t *testing.T) {
 	require.GreaterOrEqual(t, between(ps, 0, 100), 3, "the bar moved through several percentages during the download: %v", ps)
 	require.Contains(t, ps, 100)
 
+	// Tables are coloured by status on a terminal, unless NO_COLOR is set.
+	_, scr = w.onTerminal(t, "arcturus.galaxy.com", "service", "list")
+	require.Contains(t, scr, "\x1b[33mUnresolved")
+	w.env["NO_COLOR"] = "1"
+	_, scr = w.onTerminal(t, "arcturus.galaxy.com", "service", "list")
+	require.NotContains(t, scr, "\x1b[")
+	require.Regexp(t, `arcturus\.galaxy\.com\s+1\.0\.0\s+Unresolved`, scr)
+	delete(w.env, "NO_COLOR")
+
 	w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
 	name, tar = w.tarball(t, v2)
 	w.tars.Handle(name, drip(tar, 3*time.Second))
