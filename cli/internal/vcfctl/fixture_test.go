@@ -198,4 +198,3 @@ regions:
         defaultStorageClass: gold
         vcenterName: vcenter2.example.com
 `
-

@@ -2,6 +2,7 @@ package vcfctl
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -47,10 +48,10 @@ func (a *App) login(cmd *cobra.Command, o loginOpts) error {
 	ctxEntry := config.Context{Server: strings.TrimSuffix(o.server, "/")}
 	var token string
 	if o.tokenStdin {
-		line, err := bufio.NewReader(a.io.In).ReadString('\n')
+		line, _ := bufio.NewReader(a.io.In).ReadString('\n') // a last line without newline is fine
 		token = strings.TrimSpace(line)
 		if token == "" {
-			return fmt.Errorf("no token on standard input (%v)", err)
+			return errors.New("no token on standard input")
 		}
 		ctxEntry.Token = token
 	} else {

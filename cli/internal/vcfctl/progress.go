@@ -62,8 +62,9 @@ type barProgress struct {
 	p   *mpb.Progress
 	bar *mpb.Bar
 
-	mu    sync.Mutex
-	label string
+	mu       sync.Mutex
+	label    string
+	finished bool
 }
 
 func newBar(w io.Writer, what string) *barProgress {
@@ -93,10 +94,17 @@ func (b *barProgress) update(ev *lifecyclev1.WatchServiceResponse) {
 }
 
 func (b *barProgress) finish(ok bool) {
+	b.mu.Lock()
+	already := b.finished
+	b.finished = true
 	if ok {
-		b.mu.Lock()
 		b.label = "done"
-		b.mu.Unlock()
+	}
+	b.mu.Unlock()
+	if already {
+		return
+	}
+	if ok {
 		b.bar.SetCurrent(100)
 	} else {
 		b.bar.Abort(false)

@@ -15,8 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	renderer "github.com/vcfsm/vcfsm/services/renderer/app"
 	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
+	renderer "github.com/vcfsm/vcfsm/services/renderer/app"
 	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 
@@ -33,13 +33,12 @@ func TestMain(m *testing.M) {
 // world is a running all-in-one with a registry, a tarball server, a
 // pre-check hook and a vcfctl configuration directory.
 type world struct {
-	box    *onebox.Box
-	reg    *bundletest.Registry
-	tars   *bundletest.TarServer
-	hook   *hookServer
-	env    map[string]string
-	tmp    string
-	caFile string
+	box  *onebox.Box
+	reg  *bundletest.Registry
+	tars *bundletest.TarServer
+	hook *hookServer
+	env  map[string]string
+	tmp  string
 }
 
 func newWorld(t *testing.T) *world {
