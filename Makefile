@@ -16,10 +16,11 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 run:
 	go run ./services/vcfsm/cmd/vcfsm
 
-## build: build every binary into bin/
+## build: build every binary into bin/ (vcfctl reports VERSION)
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 build:
 	@mkdir -p bin
-	go build -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
+	go build -ldflags "-X github.com/vcfsm/vcfsm/cli/internal/vcfctl.Version=$(VERSION)" -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
 		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway \
 		./services/precheck/cmd/samplehook ./cli/cmd/vcfctl
 

@@ -68,7 +68,9 @@ func TestGoldenOutput(t *testing.T) {
 	w := newWorld(t)
 	w.login(t)
 	w.ok(t, "service", "create", w.publish(t, v1), "--wait")
-	w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
+	out := w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
+	require.Contains(t, out, "Accepting these access grants:\n{\n", "the rendered grants are printed before they are accepted")
+	require.Contains(t, out, `"Arcturus Administrator"`)
 	src2 := w.publish(t, v2)
 
 	// -o json is the REST answer as the API gives it.

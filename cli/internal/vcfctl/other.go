@@ -1,7 +1,9 @@
 package vcfctl
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -25,7 +27,7 @@ func (a *App) watchCmd() *cobra.Command {
 		Args:  exactArgs("SERVICE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				return cl.Watch(cmd.Context(), id, func(raw json.RawMessage) error {
+				err := cl.Watch(cmd.Context(), id, func(raw json.RawMessage) error {
 					if output == formatJSON {
 						return a.writeRaw(formatJSON, raw)
 					}
@@ -36,6 +38,10 @@ func (a *App) watchCmd() *cobra.Command {
 					a.printf("%s\n", watchLine(&ev))
 					return nil
 				})
+				if errors.Is(err, context.Canceled) {
+					return nil // interrupted: the normal way to stop watching
+				}
+				return err
 			})
 		},
 	}

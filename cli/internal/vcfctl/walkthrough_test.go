@@ -78,14 +78,7 @@ func TestWalkthrough(t *testing.T) {
 	require.Contains(t, out, ": Healthy (active, version 1.0.0)")
 
 	// 4. A watch follows everything below as NDJSON until the delete.
-	watched := make(chan result, 1)
-	go func() {
-		var o, e bytes.Buffer
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		code := vcfctl.Run(ctx, []string{"service", "watch", id, "-o", "json"}, vcfctl.IO{In: strings.NewReader(""), Out: &o, Err: &e}, w.getenv)
-		watched <- result{code: code, out: o.String(), errOut: e.String()}
-	}()
+	watched, watchedTable := w.background(t, "service", "watch", id, "-o", "json"), w.background(t, "service", "watch", "arcturus.galaxy.com")
 
 	// 5. Plan and upgrade to 2.0.0.
 	out = w.ok(t, "service", "plan", "arcturus.galaxy.com", "--source", src2)
@@ -153,10 +146,36 @@ func TestWalkthrough(t *testing.T) {
 	case <-time.After(time.Minute):
 		t.Fatal("the watch did not end with the deletion")
 	}
+	select {
+	case wr := <-watchedTable:
+		require.Equal(t, 0, wr.code, "%s", wr.errOut)
+		lines := strings.Split(strings.TrimSpace(wr.out), "\n")
+		for _, l := range lines {
+			require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  `, l, "one timestamped line per change")
+		}
+		require.Regexp(t, `  version 1\.0\.0  phase Upgrading  upgrade: [a-z-]+`, wr.out)
+		require.True(t, strings.HasSuffix(lines[len(lines)-1], "  deleted"))
+	case <-time.After(time.Minute):
+		t.Fatal("the table watch did not end with the deletion")
+	}
 
 	require.Regexp(t, `^vcfctl \S+\n$`, w.ok(t, "version"))
 	require.Contains(t, w.ok(t, "completion", "bash"), "bash completion")
 	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "frobnicate").code)
+}
+
+// background runs vcfctl in a goroutine; its result arrives on the channel.
+func (w *world) background(t *testing.T, args ...string) <-chan result {
+	t.Helper()
+	out := make(chan result, 1)
+	go func() {
+		var o, e bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		code := vcfctl.Run(ctx, args, vcfctl.IO{In: strings.NewReader(""), Out: &o, Err: &e}, w.getenv)
+		out <- result{code: code, out: o.String(), errOut: e.String()}
+	}()
+	return out
 }
 
 // field reads a key/value row of 'service get'.
