@@ -110,7 +110,7 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) ([]byte,
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+		return nil, c.transportError(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, err := io.ReadAll(resp.Body)
@@ -121,6 +121,15 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) ([]byte,
 		return nil, errorOf(resp.StatusCode, raw)
 	}
 	return raw, nil
+}
+
+// transportError names the server once instead of the whole request URL.
+func (c *Client) transportError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("cannot reach %s: %w", c.base, err)
 }
 
 func errorOf(status int, raw []byte) error {
@@ -148,7 +157,7 @@ func (c *Client) Watch(ctx context.Context, id string, fn func(raw json.RawMessa
 	}
 	resp, err := c.stream.Do(req)
 	if err != nil {
-		return fmt.Errorf("watch %s: %w", id, err)
+		return c.transportError(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode/100 != 2 {

@@ -90,15 +90,10 @@ func Run(ctx context.Context, args []string, streams IO, env config.Env) int {
 	return ExitError
 }
 
-// isUsage recognises cobra's own argument and command errors.
+// isUsage recognises cobra's own usage errors that bypass the flag error
+// function (an unknown top-level command).
 func isUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least", "invalid argument", "flag needs an argument", "required flag"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return strings.HasPrefix(err.Error(), "unknown command ")
 }
 
 func (a *App) rootCmd() *cobra.Command {

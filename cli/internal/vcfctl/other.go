@@ -63,7 +63,7 @@ func watchLine(ev *lifecyclev1.WatchServiceResponse) string {
 		parts = append(parts, "phase "+ev.GetPhase())
 	}
 	if op := ev.GetOperation(); op != nil && op.GetStep() != "" {
-		parts = append(parts, fmt.Sprintf("%s: %s %s", op.GetType(), op.GetStep(), percentText(op.GetPercent())))
+		parts = append(parts, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", op.GetType(), op.GetStep(), percentText(op.GetPercent()), op.GetMessage())))
 	}
 	return strings.TrimSpace(strings.Join(parts, "  "))
 }

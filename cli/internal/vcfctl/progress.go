@@ -25,12 +25,12 @@ func (a *App) newProgress(what string) progress {
 	return &plainProgress{w: a.io.Out, what: what}
 }
 
-// stepLabel names where an operation is: its type and step, and the
-// service's status and phase when no operation reports.
+// stepLabel names where the awaited operation is: its type and step; the
+// service's status when it reports none (or the action started none).
 func stepLabel(ev *lifecyclev1.WatchServiceResponse) string {
 	op := ev.GetOperation()
 	if op == nil || op.GetStep() == "" {
-		return fmt.Sprintf("status %s", ev.GetStatus())
+		return "status " + ev.GetStatus()
 	}
 	return op.GetType() + ": " + op.GetStep()
 }
@@ -43,11 +43,16 @@ type plainProgress struct {
 }
 
 func (p *plainProgress) update(ev *lifecyclev1.WatchServiceResponse) {
-	line := stepLabel(ev) + " (" + ev.GetStatus()
-	if ev.GetPhase() != "" {
-		line += ", " + ev.GetPhase()
+	line := stepLabel(ev)
+	if ev.GetOperation().GetStep() != "" {
+		line += " (" + ev.GetStatus()
+		if ev.GetPhase() != "" {
+			line += ", " + ev.GetPhase()
+		}
+		line += ")"
+	} else if ev.GetPhase() != "" {
+		line += " (" + ev.GetPhase() + ")"
 	}
-	line += ")"
 	if line == p.last {
 		return
 	}

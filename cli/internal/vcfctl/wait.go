@@ -43,8 +43,10 @@ type waiter struct {
 	result error
 }
 
-// currentOperation is the id of the service's running (or last)
-// operation; read right after an action, it is the action's.
+// currentOperation is the id of the service's running operation; read
+// right after an action, it is the action's. An operation that has
+// already ended is an earlier one (actions such as pause start none):
+// then "" and the wait goes by status alone.
 func currentOperation(ctx context.Context, cl *api.Client, id string) (string, error) {
 	raw, err := cl.Do(ctx, http.MethodGet, servicePath(id, "state"), nil)
 	if err != nil {
@@ -53,6 +55,9 @@ func currentOperation(ctx context.Context, cl *api.Client, id string) (string, e
 	var st lifecyclev1.State
 	if err := decode(raw, &st); err != nil {
 		return "", err
+	}
+	if st.GetOperation().GetOutcome() != "" {
+		return "", nil
 	}
 	return st.GetOperation().GetId(), nil
 }
@@ -95,7 +100,9 @@ func (w *waiter) event(raw json.RawMessage) error {
 	if op := ev.GetOperation(); op != nil && op.GetId() != w.opID {
 		ev.Operation = nil // another operation's progress is not ours
 	}
-	w.prog.update(&ev)
+	if !ev.GetDeleted() {
+		w.prog.update(&ev)
+	}
 	if ev.GetDeleted() {
 		w.done = true
 		if !w.g.deleted {

@@ -92,6 +92,9 @@ func TestWalkthrough(t *testing.T) {
 	require.Contains(t, out, "--- current")
 	out = w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src2, "--wait")
 	require.Contains(t, out, ": Healthy (active, version 2.0.0)")
+	r = w.run(t, "service", "plan", "arcturus.galaxy.com", "--source", src2)
+	require.Equal(t, vcfctl.ExitError, r.code, "a refused request is an error, not a usage error")
+	require.Contains(t, r.errOut, "version 2.0.0 is already installed")
 
 	// 6. An upgrade the hook refuses: plan and upgrade --wait exit 3 with
 	// the hook's message.
