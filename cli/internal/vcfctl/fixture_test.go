@@ -3,6 +3,7 @@ package vcfctl_test
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
 )
@@ -137,6 +138,8 @@ const vcfServiceYML = `#@ load("@ytt:data", "data")
 
 // arcturusVersion is one version's knobs.
 type arcturusVersion struct {
+	// Name is the package name; empty means arcturus.galaxy.com.
+	Name           string
 	Version        string
 	SSVersion      string // the SupervisorService package version it installs
 	Rights         []string
@@ -149,6 +152,21 @@ type arcturusVersion struct {
 	PluginVCFA string
 }
 
+func (v arcturusVersion) name() string {
+	if v.Name == "" {
+		return arcturusName
+	}
+	return v.Name
+}
+
+// repo is the registry repository and tarball prefix of the version.
+func (v arcturusVersion) repo() string {
+	if v.Name == "" {
+		return "arcturus"
+	}
+	return strings.ReplaceAll(v.Name, ".", "-")
+}
+
 func (v arcturusVersion) spec() bundletest.BundleSpec {
 	rights, _ := json.Marshal(v.Rights)
 	py := func(b bool) string {
@@ -158,7 +176,7 @@ func (v arcturusVersion) spec() bundletest.BundleSpec {
 		return "False"
 	}
 	return bundletest.BundleSpec{
-		Name: arcturusName, Version: v.Version, DisplayName: "Arcturus", ProviderName: "Broadcom",
+		Name: v.name(), Version: v.Version, DisplayName: "Arcturus", ProviderName: "Broadcom",
 		Annotations: v.Annotations, KubernetesVersionConstraints: v.K8sConstraint,
 		ValuesSchema: map[string]any{
 			"title": "arcturus values schema",

@@ -3,6 +3,7 @@ package vcfctl_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -120,7 +121,24 @@ func TestWalkthrough(t *testing.T) {
 	require.Contains(t, w.ok(t, "service", "pause", "arcturus.galaxy.com", "--wait"), "(paused, version 1.0.0)")
 	require.Contains(t, w.ok(t, "service", "resume", "arcturus.galaxy.com", "--wait"), ": Healthy (active, version 1.0.0)")
 
-	// 8. Catalog and Supervisor checks.
+	// 8. Lists: a second service, pages, sorting, FIQL.
+	vega := v1
+	vega.Name = "vega.galaxy.com"
+	w.ok(t, "service", "create", w.publish(t, vega), "--wait")
+	out = w.ok(t, "service", "list", "--page-size", "1", "--sort", "name")
+	require.Contains(t, out, "arcturus.galaxy.com")
+	require.NotContains(t, out, "vega.galaxy.com")
+	require.Contains(t, out, "(page 1 of 2, 2 services; --all-pages for all)")
+	out = w.ok(t, "service", "list", "--page-size", "1", "--sort", "name", "--desc", "--all-pages")
+	require.Regexp(t, `(?s)vega\.galaxy\.com.*\narcturus\.galaxy\.com`, out, "descending, every page")
+	out = w.ok(t, "service", "list", "--page-size", "1", "--all-pages", "-o", "json")
+	require.Equal(t, 2, strings.Count(canonicalJSON(t, out), `"name": `), "one result set with both services: %s", out)
+	out = w.ok(t, "service", "list", "--filter", "name==vega*")
+	require.Contains(t, out, "vega.galaxy.com")
+	require.NotContains(t, out, "arcturus.galaxy.com")
+	w.ok(t, "service", "delete", "vega.galaxy.com", "--wait")
+
+	// 9. Catalog and Supervisor checks.
 	require.Contains(t, w.ok(t, "catalog", "add", src2), "Registered")
 	require.Eventually(t, func() bool {
 		return strings.Contains(w.ok(t, "catalog", "list"), "2.0.0")
@@ -129,7 +147,7 @@ func TestWalkthrough(t *testing.T) {
 	require.Contains(t, out, "Supervisor supervisor-vc1 -> 9.1.0.0: allowed")
 	require.Contains(t, out, "arcturus.galaxy.com")
 
-	// 9. Delete and wait until gone; the watch saw it all and ended.
+	// 10. Delete and wait until gone; the watch saw it all and ended.
 	out = w.ok(t, "service", "delete", "arcturus.galaxy.com", "--wait")
 	require.Contains(t, out, "delete: deleted")
 	require.NotContains(t, w.ok(t, "service", "list"), "arcturus")
@@ -141,11 +159,14 @@ func TestWalkthrough(t *testing.T) {
 		require.Equal(t, 0, wr.code, "%s", wr.errOut)
 		lines := strings.Split(strings.TrimSpace(wr.out), "\n")
 		require.Greater(t, len(lines), 5)
+		var compact []string
 		for _, l := range lines {
-			require.True(t, strings.HasPrefix(l, "{") && strings.HasSuffix(l, "}"), "NDJSON line: %q", l)
+			var c bytes.Buffer
+			require.NoError(t, json.Compact(&c, []byte(l)), "one JSON document per line: %q", l)
+			compact = append(compact, c.String())
 		}
-		require.Contains(t, wr.out, `"version":"2.0.0"`)
-		require.Contains(t, lines[len(lines)-1], `"deleted":true`)
+		require.Contains(t, strings.Join(compact, "\n"), `"version":"2.0.0"`)
+		require.Contains(t, compact[len(compact)-1], `"deleted":true`)
 	case <-time.After(time.Minute):
 		t.Fatal("the watch did not end with the deletion")
 	}

@@ -116,8 +116,9 @@ func (w *world) tarball(t *testing.T, v arcturusVersion) (string, string) {
 	spec.Images = append(spec.Images, bundletest.BundleImage{Image: ssImage})
 	spec.SystemValues = map[string]any{"supervisorService": bundletest.SupervisorServiceValues(ssImage, "arcturus-registry.example.com", v.SSVersion)}
 	dir := bundletest.NewBundleDir(t, spec)
-	bundletest.PushBundle(t, w.reg, dir, "arcturus-bundle:"+v.Version)
-	return "arcturus-" + v.Version + ".tar", bundletest.CopyToTar(t, w.reg, w.reg.Ref("arcturus-bundle:"+v.Version))
+	ref := v.repo() + "-bundle:" + v.Version
+	bundletest.PushBundle(t, w.reg, dir, ref)
+	return v.repo() + "-" + v.Version + ".tar", bundletest.CopyToTar(t, w.reg, w.reg.Ref(ref))
 }
 
 // hookServer is a real pre-check hook whose answer a test sets.
