@@ -411,8 +411,10 @@ func (m *Manager) applyRendered(ctx context.Context, svc *Service, rend *rendere
 // outcome of each.
 func (m *Manager) applyAll(ctx context.Context, svc *Service, resources []*Resource) {
 	overlays := m.overlayIndex(ctx, svc.ID)
+	progress := m.newApplyProgress(svc, resources)
 	_ = m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
 		m.applyOne(ctx, svc, resources[i], overlays)
+		progress.applied(ctx, resources[i])
 		return nil
 	})
 	_ = m.update(ctx, func(tx Tx) error {
