@@ -38,7 +38,7 @@ func (a *App) createCmd() *cobra.Command {
 			if !wait {
 				return nil
 			}
-			return a.wait(cmd.Context(), cl, s.GetId(), goalCreated)
+			return a.wait(cmd.Context(), cl, s.GetId(), "", goalCreated)
 		},
 	}
 	c.Flags().BoolVar(&wait, "wait", false, "follow the download until the service is Unresolved (exit 3 if it fails)")
@@ -185,6 +185,10 @@ func (a *App) activate(cmd *cobra.Command, cl *api.Client, id string, o activate
 			return fmt.Errorf("--accept-grants %s is neither JSON nor YAML: %w", o.grantsFile, err)
 		}
 	}
+	prev, err := a.before(cmd.Context(), cl, id, o.wait)
+	if err != nil {
+		return err
+	}
 	patch := map[string]any{
 		"lifecycleState": "active",
 		"accepted":       map[string]any{"eula": true, "signatures": true, "accessGrants": grants},
@@ -201,7 +205,7 @@ func (a *App) activate(cmd *cobra.Command, cl *api.Client, id string, o activate
 	}
 	g := goalHealthy
 	g.what = "activate"
-	return a.wait(cmd.Context(), cl, id, g)
+	return a.wait(cmd.Context(), cl, id, prev, g)
 }
 
 // stateCmd is pause, resume or deactivate: a lifecycleState change.
@@ -213,6 +217,10 @@ func (a *App) stateCmd(name, state, short string) *cobra.Command {
 		Args:  exactArgs("SERVICE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				prev, err := a.before(cmd.Context(), cl, id, wait)
+				if err != nil {
+					return err
+				}
 				if _, err := cl.Do(cmd.Context(), http.MethodPatch, servicePath(id), map[string]any{"lifecycleState": state}); err != nil {
 					return err
 				}
@@ -225,7 +233,7 @@ func (a *App) stateCmd(name, state, short string) *cobra.Command {
 					g = goalHealthy
 				}
 				g.what = name
-				return a.wait(cmd.Context(), cl, id, g)
+				return a.wait(cmd.Context(), cl, id, prev, g)
 			})
 		},
 	}
@@ -245,6 +253,10 @@ func (a *App) upgradeCmd() *cobra.Command {
 				return usageErr("--source is required")
 			}
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				prev, err := a.before(cmd.Context(), cl, id, wait)
+				if err != nil {
+					return err
+				}
 				if _, err := cl.Do(cmd.Context(), http.MethodPatch, servicePath(id), map[string]any{"source": source}); err != nil {
 					return err
 				}
@@ -254,7 +266,7 @@ func (a *App) upgradeCmd() *cobra.Command {
 				}
 				g := goalHealthy
 				g.what = "upgrade"
-				return a.wait(cmd.Context(), cl, id, g)
+				return a.wait(cmd.Context(), cl, id, prev, g)
 			})
 		},
 	}
@@ -275,6 +287,10 @@ func (a *App) rollbackCmd() *cobra.Command {
 				return usageErr("--to is required (see 'vcfctl service history' for the versions)")
 			}
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				prev, err := a.before(cmd.Context(), cl, id, wait)
+				if err != nil {
+					return err
+				}
 				if _, err := cl.Do(cmd.Context(), http.MethodPost, servicePath(id, "rollback"), map[string]any{"targetVersion": to}); err != nil {
 					return err
 				}
@@ -284,7 +300,7 @@ func (a *App) rollbackCmd() *cobra.Command {
 				}
 				g := goalHealthy
 				g.what = "rollback"
-				return a.wait(cmd.Context(), cl, id, g)
+				return a.wait(cmd.Context(), cl, id, prev, g)
 			})
 		},
 	}
@@ -301,6 +317,10 @@ func (a *App) deleteCmd() *cobra.Command {
 		Args:  exactArgs("SERVICE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				prev, err := a.before(cmd.Context(), cl, id, wait)
+				if err != nil {
+					return err
+				}
 				path := fmt.Sprintf("%s?forceDelete=%t", servicePath(id), force)
 				if _, err := cl.Do(cmd.Context(), http.MethodDelete, path, nil); err != nil {
 					return err
@@ -309,7 +329,7 @@ func (a *App) deleteCmd() *cobra.Command {
 				if !wait {
 					return nil
 				}
-				return a.wait(cmd.Context(), cl, id, goalDeleted)
+				return a.wait(cmd.Context(), cl, id, prev, goalDeleted)
 			})
 		},
 	}

@@ -43,10 +43,7 @@ type waiter struct {
 	result error
 }
 
-// currentOperation is the id of the service's running operation; read
-// right after an action, it is the action's. An operation that has
-// already ended is an earlier one (actions such as pause start none):
-// then "" and the wait goes by status alone.
+// currentOperation is the id of the service's running (or last) operation.
 func currentOperation(ctx context.Context, cl *api.Client, id string) (string, error) {
 	raw, err := cl.Do(ctx, http.MethodGet, servicePath(id, "state"), nil)
 	if err != nil {
@@ -56,16 +53,24 @@ func currentOperation(ctx context.Context, cl *api.Client, id string) (string, e
 	if err := decode(raw, &st); err != nil {
 		return "", err
 	}
-	if st.GetOperation().GetOutcome() != "" {
-		return "", nil
-	}
 	return st.GetOperation().GetId(), nil
 }
 
-// wait follows the watch stream until the operation started just before
-// reaches g (nil), fails or blocks (errBlocked, details printed), or
-// something else goes wrong.
-func (a *App) wait(ctx context.Context, cl *api.Client, id string, g goal) error {
+// before is the service's last operation before an action, when the
+// action will be waited for: an operation with another id afterwards is
+// the action's, even when it has already ended.
+func (a *App) before(ctx context.Context, cl *api.Client, id string, wait bool) (string, error) {
+	if !wait {
+		return "", nil
+	}
+	return currentOperation(ctx, cl, id)
+}
+
+// wait follows the watch stream until the operation the action started
+// (the service's operation when it is not prev) reaches g (nil), fails or
+// blocks (errBlocked, details printed), or something else goes wrong.
+// Actions that start no operation are judged by status alone.
+func (a *App) wait(ctx context.Context, cl *api.Client, id, prev string, g goal) error {
 	opID, err := currentOperation(ctx, cl, id)
 	if api.IsNotFound(err) && g.deleted {
 		a.printf("%s: deleted\n", g.what)
@@ -73,6 +78,9 @@ func (a *App) wait(ctx context.Context, cl *api.Client, id string, g goal) error
 	}
 	if err != nil {
 		return err
+	}
+	if opID == prev {
+		opID = ""
 	}
 	w := &waiter{ctx: ctx, a: a, cl: cl, id: id, opID: opID, g: g, prog: a.newProgress(g.what)}
 	err = cl.Watch(ctx, id, w.event)
