@@ -109,6 +109,11 @@ func TestWalkthrough(t *testing.T) {
 	require.Contains(t, r.errOut, "upgrade "+id+" did not reach its goal: operation Failed")
 	require.Regexp(t, `ERROR InstallTask: .*backing PVC is not bound`, r.errOut)
 	require.Regexp(t, `Version\s+2\.0\.0`, w.ok(t, "service", "get", id), "the installed version stays")
+	// Again: the bundle is cached now and the refusal may come before the
+	// CLI looks; it is still this upgrade's refusal.
+	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src3, "--wait")
+	require.Equal(t, vcfctl.ExitBlocked, r.code, "%s %s", r.out, r.errOut)
+	require.Contains(t, r.errOut, "backing PVC is not bound")
 	w.hook.answer(http.StatusOK, `{"results":[]}`)
 
 	// 7. History, rollback, pause, resume.
