@@ -67,6 +67,12 @@ func TestWalkthrough(t *testing.T) {
 	grants := w.ok(t, "service", "render", "arcturus.galaxy.com", "grants")
 	require.Contains(t, w.ok(t, "service", "render", "arcturus.galaxy.com", "provenance"), "PATH")
 	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "render", "arcturus.galaxy.com", "everything").code)
+	valuesFile := filepath.Join(w.tmp, "values.yaml")
+	require.NoError(t, os.WriteFile(valuesFile, []byte("hookCA: my-ca\n"), 0o600))
+	require.Contains(t, w.ok(t, "service", "render", "arcturus.galaxy.com", "values", "--values-file", valuesFile), "hookCA: my-ca")
+	require.Regexp(t, `hookCA\s+user\s+"?my-ca`, w.ok(t, "service", "render", "arcturus.galaxy.com", "provenance", "--values-file", valuesFile))
+	require.Contains(t, w.ok(t, "service", "render", "arcturus.galaxy.com", "resources", "--values-file", valuesFile), "name: hook-ca",
+		"the user's values reach the rendered resources")
 
 	// 3. Activation needs the acceptances; then Healthy.
 	r := w.run(t, "service", "activate", "arcturus.galaxy.com", "--accept-rendered-grants")
