@@ -163,4 +163,24 @@ func TestProgressOnATerminal(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, len(steps), 3, "one line per step: %s", out)
 	require.Contains(t, lines[len(lines)-1], ": Healthy (active, version 3.0.0)")
+
+	// Interrupted while waiting: the operation goes on, the CLI says so.
+	vega := v1
+	vega.Name = "vega.galaxy.com"
+	name, tar = w.tarball(t, vega)
+	w.tars.Handle(name, drip(tar, 3*time.Second))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := time.AfterFunc(time.Second, cancel)
+	defer stop.Stop()
+	var o, e bytes.Buffer
+	code := vcfctl.Run(ctx, []string{"service", "create", w.tars.URL(name), "--wait"}, vcfctl.IO{In: strings.NewReader(""), Out: &o, Err: &e}, w.getenv)
+	require.Equal(t, vcfctl.ExitError, code, "%s", o.String())
+	require.Contains(t, e.String(), "interrupted; the operation goes on (follow it with 'vcfctl service watch urn:vcloud:entity:broadcom:vcfService:")
+	created := regexp.MustCompile(`Created (urn:\S+)`).FindStringSubmatch(o.String())
+	require.Len(t, created, 2, "%s", o.String())
+	require.Eventually(t, func() bool {
+		r := w.run(t, "service", "get", created[1])
+		return r.code == 0 && strings.Contains(r.out, "Unresolved")
+	}, time.Minute, 50*time.Millisecond, "the registration finished without the CLI")
 }

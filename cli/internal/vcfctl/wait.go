@@ -3,6 +3,7 @@ package vcfctl
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -91,6 +92,9 @@ func (a *App) wait(ctx context.Context, cl *api.Client, id, prev string, g goal)
 	}
 	if err != nil {
 		w.prog.finish(false)
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("interrupted; the operation goes on (follow it with 'vcfctl service watch %s')", id)
+		}
 		return err
 	}
 	if !w.done {
