@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -43,6 +44,16 @@ type Box struct {
 	DataDir string
 	Client  *http.Client
 	Sys     *app.System
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Stop shuts the system down (once; the test's cleanup calls it too), so
+// a benchmark can start another system on the same data directory.
+func (b *Box) Stop() error {
+	b.stopOnce.Do(func() { b.stopErr = b.Sys.Stop() })
+	return b.stopErr
 }
 
 // Option adjusts the configuration before start.
@@ -66,7 +77,8 @@ func Start(t testing.TB, opts ...Option) *Box {
 	}
 	sys, err := app.Start(context.Background(), cfg, logging.Discard())
 	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, sys.Stop()) })
+	box := &Box{URL: sys.Scheme + "://" + sys.HTTPAddr, GRPCAddr: sys.GRPCAddr, DataDir: cfg.Lifecycle.DataDir, Sys: sys}
+	t.Cleanup(func() { require.NoError(t, box.Stop()) })
 	client := &http.Client{Timeout: 30 * time.Second}
 	if sys.Scheme == "https" {
 		// --dev-tls: trust the CA the system generated.
@@ -76,13 +88,8 @@ func Start(t testing.TB, opts ...Option) *Box {
 		require.True(t, pool.AppendCertsFromPEM(raw))
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	}
-	return &Box{
-		URL:      sys.Scheme + "://" + sys.HTTPAddr,
-		GRPCAddr: sys.GRPCAddr,
-		DataDir:  cfg.Lifecycle.DataDir,
-		Client:   client,
-		Sys:      sys,
-	}
+	box.Client = client
+	return box
 }
 
 // Response is a REST answer.

@@ -219,11 +219,14 @@ func BenchmarkRender(b *testing.B) {
 
 // inventory50x20 is 50 regions of 20 Supervisors each, every Supervisor
 // with all of api.md's fields and one management service.
-func inventory50x20() *commonv1.Inventory {
+func inventory50x20() *commonv1.Inventory { return inventoryOf(50, 20) }
+
+// inventoryOf is regions × perRegion Supervisors, shaped as inventory50x20.
+func inventoryOf(regions, perRegion int) *commonv1.Inventory {
 	inv := &commonv1.Inventory{}
-	for r := 0; r < 50; r++ {
+	for r := 0; r < regions; r++ {
 		region := &commonv1.Region{Name: fmt.Sprintf("region-%02d", r), StorageClasses: []string{"platinum", "gold", "silver"}}
-		for s := 0; s < 20; s++ {
+		for s := 0; s < perRegion; s++ {
 			region.Supervisors = append(region.Supervisors, &commonv1.Supervisor{
 				Name:                fmt.Sprintf("supervisor-%02d-%02d", r, s),
 				Id:                  fmt.Sprintf("domain-c%d", r*100+s),
@@ -320,3 +323,95 @@ func BenchmarkTranspile(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRender1000Supervisors transpiles and renders the example
+// bundle for 100 regions × 10 Supervisors through the worker pool, and
+// runs ytt's library on the same input (the transpiler over the inventory
+// as YAML text, then the templates over its output), alternating the two
+// in one run; it reports the pool's time as a multiple of the library's.
+// The layers change every round (a memo hit would measure nothing).
+func BenchmarkRender1000Supervisors(b *testing.B) {
+	ctx := context.Background()
+	inv := inventoryOf(100, 10)
+	transpiler := map[string][]byte{}
+	for p, data := range readTree(b, filepath.Join(exampleDir, ".values")) {
+		if p == "transpiler.yml" {
+			transpiler[p] = data
+		}
+	}
+	tree := readTree(b, exampleDir)
+	tree["config/server.lib.yml"] = []byte(scaleServer)
+	config := map[string][]byte{}
+	full := &commonv1.Bundle{Digest: "sha256:bench-scale"}
+	for p, data := range tree {
+		full.Files = append(full.Files, &commonv1.BundleFile{Path: p, Content: data})
+		if rel, ok := strings.CutPrefix(p, "config/"); ok {
+			config[rel] = data
+		}
+	}
+	text := inventoryYAML(inv, false)
+	library := func(i int) []byte {
+		values := append(yttLibrary(b, transpiler, text), fmt.Sprintf("benchIteration: %d\n", i)...)
+		return yttLibrary(b, config, values)
+	}
+	pool, err := sandbox.New(sandbox.Config{Workers: 1, Timeout: time.Minute, MemoryLimit: 1 << 30, CacheSize: 4, IsolateNetwork: true})
+	require.NoError(b, err)
+	defer func() { _ = pool.Close() }()
+	request := func(bundle *commonv1.Bundle, i int) *rendererv1.RenderResourcesRequest {
+		return &rendererv1.RenderResourcesRequest{Bundle: bundle, Values: &rendererv1.ValueLayers{
+			Inventory: inv, UserOverwrite: base64.StdEncoding.EncodeToString(fmt.Appendf(nil, "benchIteration: %d\n", i))}}
+	}
+	first, err := pool.RenderResources(ctx, request(full, 0))
+	require.NoError(b, err)
+	kinds := map[string]int{}
+	for _, r := range first.GetResources() {
+		kinds[r.GetKind()]++
+	}
+	require.Equal(b, 1000, kinds["SupervisorRegistry"], "one registry per Supervisor: %v", kinds)
+	require.Equal(b, 100, kinds["SupervisorService"], "one SupervisorService per region: %v", kinds)
+	require.Equal(b, string(library(0)), string(first.GetYaml()), "the same output as the library")
+	warm := &commonv1.Bundle{Digest: full.GetDigest()}
+	var lib, rend time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		start := time.Now()
+		library(i)
+		lib += time.Since(start)
+		start = time.Now()
+		if _, err := pool.RenderResources(ctx, request(warm, i)); err != nil {
+			b.Fatal(err)
+		}
+		rend += time.Since(start)
+	}
+	b.ReportMetric(float64(lib.Milliseconds())/float64(i), "ms-library")
+	b.ReportMetric(float64(rend.Milliseconds())/float64(i), "ms-renderer")
+	b.ReportMetric(float64(rend)/float64(lib), "x-library")
+}
+
+// scaleServer renders one SupervisorService per region and one
+// SupervisorRegistry per Supervisor of the region.
+const scaleServer = `#@ load("@ytt:data", "data")
+
+#@ def singleton():
+#@   return []
+#@ end
+
+#@ def server(region):
+#@   docs = [{
+#@     "apiVersion": "services.vcfa.broadcom.com/v2",
+#@     "kind": "SupervisorService",
+#@     "metadata": {"labels": {"services.vcfa.broadcom.com/name": "install-" + region["name"]}},
+#@     "spec": {"region": region["name"], "supervisor": region["hostSupervisor"]["name"]},
+#@   }]
+#@   for s in region["clientSupervisors"]:
+#@     docs.append({
+#@       "apiVersion": "services.vcfa.broadcom.com/v2",
+#@       "kind": "SupervisorRegistry",
+#@       "metadata": {"labels": {"services.vcfa.broadcom.com/name": "registry-" + s}},
+#@       "spec": {"region": region["name"], "supervisor": s, "endpoint": "registry." + s + ".example.com:5000"},
+#@     })
+#@   end
+#@   return docs
+#@ end
+`

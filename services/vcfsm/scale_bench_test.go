@@ -1,0 +1,281 @@
+package vcfsm_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
+	"github.com/vcfsm/vcfsm/services/lifecycle/scaletest"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
+	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
+)
+
+// The issue-17 scale: one SupervisorService and four registries per
+// region, one Supervisor per region, 1,000 regions = 5,000 resources. The
+// upgrade keeps the SupervisorService (unchanged), gives registries 1..3
+// a new username (reconfigured), removes registry 0 and adds registry 4.
+var scaleUpgrade5000 = []bundletest.BundleSpec{
+	scaleVersion("1.0.0", 4, 0, "a", "admin"),
+	scaleVersion("2.0.0", 4, 1, "a", "operator"),
+}
+
+// peakRSS is the process's peak resident set (VmHWM) in MiB.
+func peakRSS(tb testing.TB) float64 {
+	f, err := os.Open("/proc/self/status")
+	require.NoError(tb, err)
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
+			require.NoError(tb, err)
+			return kb / 1024
+		}
+	}
+	tb.Fatal("no VmHWM in /proc/self/status")
+	return 0
+}
+
+// Activating one service rendering 5,000 resources across 1,000
+// Supervisors, from the PATCH to Healthy (watched).
+func BenchmarkActivate5000(b *testing.B) {
+	w := newScaleWorld(b, 1000, scaleUpgrade5000...)
+	var total time.Duration
+	for range b.N {
+		id := w.create(b, w.sources[0])
+		w.waitStatus(b, id, "Unresolved")
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		events := w.watch(b, ctx, id)
+		start := time.Now()
+		w.activate(b, id)
+		w.waitWatch(b, ctx, events, "Healthy", "")
+		total += time.Since(start)
+		cancel()
+		require.Len(b, w.get(b, id).State.Resources, 5000)
+		w.remove(b, id)
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "s-to-healthy")
+	b.ReportMetric(peakRSS(b), "MiB-peak-rss")
+}
+
+// Upgrading it: per Supervisor 1 unchanged, 3 reconfigured, 1 removed and
+// 1 new resource, from the PATCH to Healthy at 2.0.0.
+func BenchmarkUpgrade5000(b *testing.B) {
+	w := newScaleWorld(b, 1000, scaleUpgrade5000...)
+	var total time.Duration
+	for range b.N {
+		id := w.create(b, w.sources[0])
+		w.waitStatus(b, id, "Unresolved")
+		w.activate(b, id)
+		if v := w.waitStatus(b, id, "Healthy", "Unhealthy"); v.Status != "Healthy" {
+			b.Fatalf("activation: %+v", v.State.ErrorDetails)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		events := w.watch(b, ctx, id)
+		start := time.Now()
+		resp := w.box.Do(b, http.MethodPatch, "/v2/vcf-services/"+id, []byte(`{"source":"`+w.sources[1]+`"}`))
+		require.Equal(b, http.StatusAccepted, resp.Status, "%s", resp.Body)
+		w.waitWatch(b, ctx, events, "Healthy", "2.0.0")
+		total += time.Since(start)
+		cancel()
+		v := w.get(b, id)
+		require.Len(b, v.State.Resources, 5000)
+		for _, r := range v.State.Resources {
+			require.Equal(b, "2.0.0", r.OwnerVersion)
+		}
+		w.remove(b, id)
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "s-to-healthy")
+	b.ReportMetric(peakRSS(b), "MiB-peak-rss")
+}
+
+// seeded writes a data directory with n Healthy services of res resources
+// each (spread over 10 Supervisors) and their journals.
+func seeded(b *testing.B, n, res int) (dir string, opt onebox.Option) {
+	dir = b.TempDir()
+	require.NoError(b, scaletest.Seed(context.Background(), dir, scaletest.Spec{Services: n, Resources: res}))
+	inv := filepath.Join(b.TempDir(), "inventory.yaml")
+	require.NoError(b, os.WriteFile(inv, []byte(scaleInventory(10)), 0o600))
+	return dir, func(c *app.Config) {
+		c.Lifecycle.DataDir = dir
+		c.Lifecycle.InventoryFile = inv
+	}
+}
+
+// Process start to answering a GET, with 10,000 services (20 resources
+// and a journal each) in the store.
+func BenchmarkRestart(b *testing.B) {
+	_, opt := seeded(b, 10000, 20)
+	var total time.Duration
+	for range b.N {
+		start := time.Now()
+		box := onebox.Start(b, opt)
+		resp := box.Do(b, http.MethodGet, "/v2/vcf-services/"+scaletest.ID(9999), nil)
+		total += time.Since(start)
+		require.Equal(b, http.StatusOK, resp.Status, "%s", resp.Body)
+		require.NoError(b, box.Stop())
+	}
+	b.ReportMetric(total.Seconds()/float64(b.N), "s-to-ready")
+}
+
+// cpuTime is the CPU (user + system) this process used so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	require.NoError(tb, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// 10,000 Healthy services with 20 resources each and nothing changing:
+// the CPU the whole process uses over a minute, after a start-up
+// allowance of 10 s, in percent of one core. The controllers run at the
+// product's default period.
+func BenchmarkIdle(b *testing.B) {
+	_, opt := seeded(b, 10000, 20)
+	box := onebox.Start(b, opt)
+	require.Equal(b, http.StatusOK, box.Do(b, http.MethodGet, "/v2/vcf-services/"+scaletest.ID(0), nil).Status)
+	settle := time.NewTimer(10 * time.Second)
+	<-settle.C
+	var pct float64
+	for range b.N {
+		cpu0, wall0 := cpuTime(b), time.Now()
+		window := time.NewTimer(time.Minute)
+		<-window.C
+		pct += 100 * float64(cpuTime(b)-cpu0) / float64(time.Since(wall0))
+	}
+	b.ReportMetric(pct/float64(b.N), "pct-core")
+	v := box.Do(b, http.MethodGet, "/v2/vcf-services/"+scaletest.ID(0), nil)
+	require.Contains(b, string(v.Body), `"status":"Healthy"`, "the services stayed Healthy")
+}
+
+// A FIQL list, page of 25, over 10,000 services through the gateway:
+// p99 latency.
+func BenchmarkRESTList10k(b *testing.B) {
+	_, opt := seeded(b, 10000, 2)
+	box := onebox.Start(b, opt)
+	target := box.URL + "/v2/vcf-services?page=3&pageSize=25&sortDesc=name&filter=" +
+		url.QueryEscape("(vendor==broadcom;status==Healthy),labels.team==data")
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		resp := box.Do(b, http.MethodGet, strings.TrimPrefix(target, box.URL), nil)
+		lat = append(lat, time.Since(start))
+		if resp.Status != http.StatusOK {
+			b.Fatalf("status %d: %s", resp.Status, resp.Body)
+		}
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
+}
+
+// stream is one open watch: arrived receives the time each event with a
+// given lifecycle state was read.
+type stream struct {
+	ev   chan event
+	at   chan time.Time
+}
+
+func openStream(tb testing.TB, ctx context.Context, box *onebox.Box, id string) *stream {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, box.URL+"/v2/vcf-services/"+id+"/watch", nil)
+	require.NoError(tb, err)
+	req.Header.Set("Authorization", "Bearer "+onebox.Token)
+	resp, err := box.Client.Do(req) //nolint:bodyclose // closed by the reader goroutine below
+	require.NoError(tb, err)
+	require.Equal(tb, http.StatusOK, resp.StatusCode)
+	s := &stream{ev: make(chan event, 16), at: make(chan time.Time, 16)}
+	go func() {
+		defer func() { _ = resp.Body.Close() }()
+		defer close(s.ev)
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var m struct {
+				Result event `json:"result"`
+			}
+			if err := dec.Decode(&m); err != nil {
+				return
+			}
+			now := time.Now()
+			select {
+			case s.ev <- m.Result:
+				s.at <- now
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// until returns when the stream saw an event with the lifecycle state.
+func (s *stream) until(state string) (time.Time, error) {
+	for ev := range s.ev {
+		at := <-s.at
+		if ev.LifecycleState == state {
+			return at, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("stream ended before %s", state)
+}
+
+// 1,000 open watch streams on one service; one PATCH (pause, then resume
+// on the next round): the p99 over streams of the time from the PATCH to
+// the event's arrival.
+func BenchmarkWatchFanout(b *testing.B) {
+	w := newWorld(b)
+	id := w.installed(b, w.publish(b, v1))
+	w.box.Client.Transport = &http.Transport{MaxIdleConnsPerHost: 1100}
+	var lat []time.Duration
+	for i := range b.N {
+		ctx, cancel := context.WithCancel(context.Background())
+		streams := make([]*stream, 1000)
+		for j := range streams {
+			streams[j] = openStream(b, ctx, w.box, id)
+		}
+		from, to := "active", "paused"
+		if i%2 == 1 {
+			from, to = "paused", "active"
+		}
+		for _, s := range streams {
+			_, err := s.until(from)
+			require.NoError(b, err)
+		}
+		start := time.Now()
+		patch(b, w, id, `{"lifecycleState":"`+to+`"}`, http.StatusAccepted)
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for _, s := range streams {
+			wg.Go(func() {
+				at, err := s.until(to)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				lat = append(lat, at.Sub(start))
+			})
+		}
+		wg.Wait()
+		cancel()
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
+}
