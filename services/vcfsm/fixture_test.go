@@ -356,11 +356,23 @@ func (w *world) create(t testing.TB, source string) string {
 // activate accepts what render-access-grants says and activates.
 func (w *world) activate(t testing.TB, id string) {
 	t.Helper()
+	w.activateWith(t, id, w.grants(t, id))
+}
+
+// grants is what render-access-grants answers for the service.
+func (w *world) grants(t testing.TB, id string) []byte {
+	t.Helper()
 	inv := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/inventory", nil)
 	require.Equal(t, http.StatusOK, inv.Status, "%s", inv.Body)
 	grants := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/render-access-grants", []byte(`{"inventory": `+string(inv.Body)+`}`))
 	require.Equal(t, http.StatusOK, grants.Status, "%s", grants.Body)
-	resp := w.box.Do(t, http.MethodPatch, "/v2/vcf-services/"+id, []byte(`{"lifecycleState":"active","accepted":{"eula":true,"signatures":true,"accessGrants":`+string(grants.Body)+`}}`))
+	return grants.Body
+}
+
+// activateWith sends the activating PATCH accepting grants.
+func (w *world) activateWith(t testing.TB, id string, grants []byte) {
+	t.Helper()
+	resp := w.box.Do(t, http.MethodPatch, "/v2/vcf-services/"+id, []byte(`{"lifecycleState":"active","accepted":{"eula":true,"signatures":true,"accessGrants":`+string(grants)+`}}`))
 	require.Equal(t, http.StatusAccepted, resp.Status, "%s", resp.Body)
 }
 

@@ -60,13 +60,19 @@ func BenchmarkActivate5000(b *testing.B) {
 		id := w.create(b, w.sources[0])
 		w.waitStatus(b, id, "Unresolved")
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		grants := w.grants(b, id)
 		events := w.watch(b, ctx, id)
+		if os.Getenv("VCFSM_BENCH_STEPS") != "" {
+			trace := openRaw(b, ctx, w.box, id)
+			defer trace()
+		}
 		start := time.Now()
-		w.activate(b, id)
+		w.activateWith(b, id, grants)
 		w.waitWatch(b, ctx, events, "Healthy", "")
 		total += time.Since(start)
 		cancel()
 		require.Len(b, w.get(b, id).State.Resources, 5000)
+		logSteps(b, w.box, id)
 		w.remove(b, id)
 	}
 	b.ReportMetric(total.Seconds()/float64(b.N), "s-to-healthy")
@@ -278,4 +284,34 @@ func BenchmarkWatchFanout(b *testing.B) {
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
+}
+
+// logSteps logs how long each step of the service's operations took.
+func logSteps(b *testing.B, box *onebox.Box, id string) {
+	resp := box.Do(b, http.MethodGet, "/v2/vcf-services/"+id+"/history", nil)
+	if os.Getenv("VCFSM_BENCH_STEPS") != "" {
+		b.Logf("%s", resp.Body)
+	}
+}
+
+// openRaw logs every raw watch event with its arrival time (a debugging
+// aid for the benchmarks, with VCFSM_BENCH_STEPS set).
+func openRaw(b *testing.B, ctx context.Context, box *onebox.Box, id string) func() {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, box.URL+"/v2/vcf-services/"+id+"/watch", nil)
+	require.NoError(b, err)
+	req.Header.Set("Authorization", "Bearer "+onebox.Token)
+	resp, err := box.Client.Do(req) //nolint:bodyclose // closed by the goroutine below
+	require.NoError(b, err)
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		defer func() { _ = resp.Body.Close() }()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			b.Logf("%7.3fs %s", time.Since(start).Seconds(), sc.Text())
+		}
+	}()
+	return func() { <-done }
 }

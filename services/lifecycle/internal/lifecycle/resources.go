@@ -19,14 +19,34 @@ import (
 // every Supervisor the service targets (or stay with the Service Manager
 // when it targets none).
 func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, now time.Time) ([]*Resource, error) {
-	parsed := make([]map[string]any, len(docs))
+	parsed, err := parseDocs(docs)
+	if err != nil {
+		return nil, err
+	}
+	return placeResources(svc, version, docs, parsed, now)
+}
+
+// parsedDoc is a rendered document parsed, with its hash.
+type parsedDoc struct {
+	doc  map[string]any
+	hash string
+}
+
+func parseDocs(docs []*commonv1.Resource) ([]parsedDoc, error) {
+	parsed := make([]parsedDoc, len(docs))
 	for i, d := range docs {
 		var m map[string]any
 		if err := yaml.Unmarshal(d.GetYaml(), &m); err != nil {
 			return nil, fmt.Errorf("rendered %s %q (document %d): %w", d.GetKind(), d.GetName(), d.GetIndex(), err)
 		}
-		parsed[i] = m
+		parsed[i] = parsedDoc{doc: m, hash: docHash(m)}
 	}
+	return parsed, nil
+}
+
+// placeResources places parsed documents; each record gets its own copy
+// of its document (parsed documents are shared by the steps of a run).
+func placeResources(svc *Service, version string, docs []*commonv1.Resource, parsed []parsedDoc, now time.Time) ([]*Resource, error) {
 	sups := targetSupervisors(docs)
 
 	var out []*Resource
@@ -40,12 +60,11 @@ func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, now 
 		return nil
 	}
 	for i, d := range docs {
-		doc := parsed[i]
+		doc, hash := copyJSON(parsed[i].doc).(map[string]any), parsed[i].hash
 		place, err := target.Place(d.GetKind(), doc, d.GetName())
 		if err != nil {
 			return nil, fmt.Errorf("rendered document %d: %w: %w", d.GetIndex(), err, ErrInvalidArgument)
 		}
-		hash := docHash(doc)
 		base := Resource{
 			ServiceID: svc.ID, Kind: d.GetKind(), APIVersion: d.GetApiVersion(), Name: d.GetName(),
 			Region: d.GetRegion(), Supervisor: d.GetSupervisor(), Doc: doc, Hash: hash,
@@ -92,6 +111,28 @@ func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, now 
 		}
 	}
 	return out, nil
+}
+
+// copyJSON deep-copies a decoded JSON value.
+func copyJSON(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		if t == nil {
+			return t
+		}
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = copyJSON(e)
+		}
+		return out
+	}
+	return v
 }
 
 func docHash(doc map[string]any) string {

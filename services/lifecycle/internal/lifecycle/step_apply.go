@@ -89,7 +89,7 @@ func diffResources(have, want []*Resource) resourceDiff {
 // diffRendered places a render owned by version and compares it with the
 // service's records.
 func (m *core) diffRendered(ctx context.Context, svc *Service, rend *rendered, version string) (resourceDiff, error) {
-	want, err := resourcesFrom(svc, version, rend.Resources, m.now())
+	want, err := rend.place(svc, version, m.now())
 	if err != nil {
 		return resourceDiff{}, blocked(ErrTypeInstall, err)
 	}

@@ -85,7 +85,7 @@ func (m *core) prechecks(ctx context.Context, svc *Service, b *bundle.Bundle, re
 }
 
 func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered, version string) (*PreCheckReport, error) {
-	resources, err := resourcesFrom(svc, version, rend.Resources, m.now())
+	resources, err := rend.place(svc, version, m.now())
 	if err != nil {
 		return nil, blocked(ErrTypeInstall, err)
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -106,6 +108,22 @@ type rendered struct {
 	Resources []*commonv1.Resource
 	YAML      []byte
 	Effective []byte
+
+	// The documents parsed and hashed once: an operation places the same
+	// render in several steps (pre-checks, apply), and parsing thousands
+	// of YAML documents was the largest cost of a big activation.
+	parseOnce sync.Once
+	parsed    []parsedDoc
+	parseErr  error
+}
+
+// place turns the render into resource records owned by version.
+func (r *rendered) place(svc *Service, version string, now time.Time) ([]*Resource, error) {
+	r.parseOnce.Do(func() { r.parsed, r.parseErr = parseDocs(r.Resources) })
+	if r.parseErr != nil {
+		return nil, r.parseErr
+	}
+	return placeResources(svc, version, r.Resources, r.parsed, now)
 }
 
 func (m *core) render(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (*rendered, error) {

@@ -103,7 +103,7 @@ func (r *Repo) Services(context.Context) []*lifecycle.Service {
 func (r *Repo) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
 	var t *tx
 	err := r.s.Update(ctx, func(stx store.Tx) error {
-		t = &tx{stx: stx, written: map[string]*lifecycle.Service{}, keys: r.keys}
+		t = &tx{stx: stx, written: map[string]*lifecycle.Service{}, keys: r.keys, cached: r.cachedAt}
 		return fn(t)
 	})
 	if err != nil {
@@ -210,14 +210,39 @@ type tx struct {
 	stx     store.Tx
 	written map[string]*lifecycle.Service
 	keys    *seal.Keyring
+	// cached returns the cache's copy of a service at a store revision.
+	cached func(id string, revision int64) *lifecycle.Service
 }
 
+// Service reads a service in the transaction. The record's revision is
+// read from the store; when the cache (or this transaction's own write)
+// holds that revision, its copy is cloned instead of decoding the record:
+// a service with thousands of pre-check results is a large document, and
+// every step and progress write of an operation reads it.
 func (t *tx) Service(id string) (*lifecycle.Service, error) {
 	rec, err := t.stx.Get(BucketServices, id)
 	if err != nil {
 		return nil, translate(fmt.Errorf("service %s: %w", id, err))
 	}
+	if w := t.written[id]; w != nil && w.Revision == rec.Revision {
+		return w.Clone(), nil
+	}
+	if t.cached != nil {
+		if svc := t.cached(id, rec.Revision); svc != nil {
+			return svc, nil
+		}
+	}
 	return decodeService(rec)
+}
+
+// cachedAt clones the cached service when it is at revision.
+func (r *Repo) cachedAt(id string, revision int64) *lifecycle.Service {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if svc, ok := r.services[id]; ok && svc.Revision == revision {
+		return svc.Clone()
+	}
+	return nil
 }
 
 func (t *tx) PutService(svc *lifecycle.Service) error {
