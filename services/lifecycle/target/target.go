@@ -168,6 +168,23 @@ type Driver interface {
 	List(ctx context.Context, serviceID string) ([]Object, error)
 }
 
+// Change is a change on a target, as a ChangeFeed reports it.
+type Change struct {
+	Key Key
+	// ServiceID owns the object (before or after the change); empty when
+	// the change may concern any service (a target's facts or faults
+	// changed).
+	ServiceID string
+}
+
+// ChangeFeed is implemented by drivers that report the changes on their
+// targets, whoever made them (a watch). With one, controllers react to
+// changes instead of re-reading quiet services.
+type ChangeFeed interface {
+	// Watch calls fn with every change until ctx ends; fn must not block.
+	Watch(ctx context.Context, fn func(Change))
+}
+
 // SecretIdentity is the identity of a Secret in a Supervisor namespace:
 // names are only unique within a namespace.
 func SecretIdentity(namespace, name string) string { return namespace + "/" + name }

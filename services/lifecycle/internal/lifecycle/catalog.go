@@ -34,7 +34,13 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 	if err := m.update(ctx, func(tx Tx) error { return tx.PutCatalog(entry) }); err != nil {
 		return nil, err
 	}
-	m.kickControllers()
+	// A new version: the services of that package check for an automatic
+	// upgrade.
+	for _, svc := range m.repo.Services(ctx) {
+		if svc.Name == entry.Name {
+			m.queue.Add(svc.ID)
+		}
+	}
 	return entry, nil
 }
 

@@ -166,7 +166,7 @@ func (m *core) Apply(ctx context.Context, id string, c Change) (*Service, error)
 	if op != nil {
 		m.enqueue(op)
 	}
-	m.kickControllers()
+	m.queueReconcile(svc.ID)
 	return svc, nil
 }
 

@@ -3,61 +3,169 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"sync"
 	"time"
 
 	"github.com/vcfsm/vcfsm/platform/safe"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-// kickControllers asks for a reconcile pass soon.
+// The controllers are event-driven: a rate-limited work queue keyed by
+// service id (internal/workqueue, client-go's design) is fed by the
+// store's commits (every service a transaction wrote), by the target
+// driver's change feed (target.ChangeFeed: an object a service owns
+// changed, or the targets' facts did), by operation ends, and by timers:
+// a service that is not Healthy is looked at again every
+// ReconcileInterval (pending resources are polled, failed applies
+// retried), a failing reconcile backs off per service, a blocked
+// automatic upgrade is retried after its delay. A quiet Healthy service
+// costs nothing. Without a change feed, Healthy services are re-read every
+// 15 periods instead, so drift behind their back is still found.
+
+// controllerWorkers reconcile distinct services in parallel; one service
+// is never reconciled by two workers at once (the queue's rule).
+const controllerWorkers = 2
+
+// healthyRecheck: without a change feed, a Healthy service's targets are
+// re-read every 15 periods.
+const healthyRecheck = 15
+
+// kickControllers queues every service for a controller pass.
 func (m *core) kickControllers() {
-	select {
-	case m.kick <- struct{}{}:
-	default:
+	for _, svc := range m.repo.Services(context.Background()) {
+		m.queue.Add(svc.ID)
 	}
 }
 
-// controllerLoop reconciles every running service periodically and on
-// every kick.
-func (m *core) controllerLoop(ctx context.Context) {
-	t := time.NewTicker(m.cfg.ReconcileInterval)
-	defer t.Stop()
-	var refresh <-chan time.Time
-	r, canRefresh := m.repo.(interface{ Refresh(context.Context) error })
-	if canRefresh && m.cfg.RefreshInterval > 0 {
-		rt := time.NewTicker(m.cfg.RefreshInterval)
-		defer rt.Stop()
-		refresh = rt.C
+// queueReconcile queues one service. A service its own controller pass is
+// working on is looked at again one period later instead: the pass's own
+// applies and writes come back through the feeds, and reacting to them at
+// once would loop.
+func (m *core) queueReconcile(id string) {
+	m.mu.Lock()
+	busy := m.reconciling[id]
+	m.mu.Unlock()
+	if busy {
+		m.queue.AddAfter(id, m.cfg.ReconcileInterval)
+		return
 	}
+	m.queue.Add(id)
+}
+
+// onTargetChange is the driver's change feed.
+func (m *core) onTargetChange(c target.Change) {
+	if c.ServiceID == "" {
+		m.kickControllers()
+		return
+	}
+	m.queueReconcile(c.ServiceID)
+}
+
+// controllerLoop runs the controller workers until ctx ends. With an etcd
+// store shared by replicas it also reloads the service view periodically
+// and queues every service after each reload.
+func (m *core) controllerLoop(ctx context.Context) {
+	if feed, ok := m.driver.(target.ChangeFeed); ok {
+		feed.Watch(ctx, m.onTargetChange)
+	}
+	stop := context.AfterFunc(ctx, m.queue.ShutDown)
+	defer stop()
+	m.queueAtStart(ctx)
+	var wg sync.WaitGroup
+	for range controllerWorkers {
+		wg.Go(func() {
+			for m.processNext(ctx) {
+			}
+		})
+	}
+	defer wg.Wait()
+	r, canRefresh := m.repo.(interface{ Refresh(context.Context) error })
+	if !canRefresh || m.cfg.RefreshInterval <= 0 {
+		<-ctx.Done()
+		return
+	}
+	t := time.NewTicker(m.cfg.RefreshInterval)
+	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-		case <-m.kick:
-		case <-refresh:
 			if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
 				m.log.Warn("refresh the service view", "error", err)
+				continue
 			}
+			m.kickControllers()
 		}
-		m.ReconcileAll(ctx)
 	}
 }
 
-// ReconcileAll runs one controller pass over every service.
-func (m *core) ReconcileAll(ctx context.Context) {
+// queueAtStart queues what needs a pass after a start: services the
+// controllers keep that are not Healthy, automatic upgrades, and — without
+// a change feed — everything.
+func (m *core) queueAtStart(ctx context.Context) {
 	for _, svc := range m.repo.Services(ctx) {
-		if ctx.Err() != nil {
-			return
+		if !m.feed || svc.AutoUpgrade || (reconciled(svc) && svc.Status != StatusHealthy) {
+			m.queue.Add(svc.ID)
 		}
-		_ = safe.Call(m.log, "auto-upgrade check of "+svc.ID, func() error { m.maybeAutoUpgrade(ctx, svc); return nil })
-		if !reconciled(svc) || !m.checkDue(svc) {
-			continue
+	}
+}
+
+// ReconcileAll queues every service for a controller pass.
+func (m *core) ReconcileAll(context.Context) { m.kickControllers() }
+
+// processNext runs one queued service's pass; false once the queue shut
+// down.
+func (m *core) processNext(ctx context.Context) bool {
+	id, ok := m.queue.Get()
+	if !ok {
+		return false
+	}
+	defer m.queue.Done(id)
+	m.reconcileKey(ctx, id)
+	return true
+}
+
+// reconcileKey is one controller pass over one service: the automatic
+// upgrade check, then the reconcile when the service is one the
+// controllers keep, then when to look again.
+func (m *core) reconcileKey(ctx context.Context, id string) {
+	svc, err := m.repo.Service(ctx, id)
+	if err != nil {
+		m.queue.Forget(id) // deleted
+		return
+	}
+	_ = safe.Call(m.log, "auto-upgrade check of "+id, func() error { m.maybeAutoUpgrade(ctx, svc); return nil })
+	if svc.AutoUpgrade && svc.UpgradeBlockedFor != "" {
+		m.queue.AddAfter(id, m.autoUpgradeRetry())
+	}
+	if !reconciled(svc) {
+		m.queue.Forget(id) // its operation's end or its next change queues it
+		return
+	}
+	m.mu.Lock()
+	m.reconciling[id] = true
+	m.mu.Unlock()
+	// A panicking reconcile fails that reconcile only.
+	err = safe.Call(m.log, "reconcile of "+id, func() error { return m.reconcile(ctx, svc) })
+	m.mu.Lock()
+	delete(m.reconciling, id)
+	m.mu.Unlock()
+	if err != nil {
+		if ctx.Err() == nil {
+			m.log.Warn("reconcile", "service", id, "error", err)
+			m.queue.AddRateLimited(id)
 		}
-		// A panicking reconcile fails that reconcile only.
-		if err := safe.Call(m.log, "reconcile of "+svc.ID, func() error { return m.reconcile(ctx, svc.Clone()) }); err != nil && ctx.Err() == nil {
-			m.log.Warn("reconcile", "service", svc.ID, "error", err)
-		}
+		return
+	}
+	m.queue.Forget(id)
+	after, err := m.repo.Service(ctx, id)
+	switch {
+	case err != nil:
+	case after.Status != StatusHealthy:
+		m.queue.AddAfter(id, m.cfg.ReconcileInterval)
+	case !m.feed:
+		m.queue.AddAfter(id, healthyRecheck*m.cfg.ReconcileInterval)
 	}
 }
 
@@ -137,26 +245,6 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 		return nil
 	})
 	return err
-}
-
-// checkDue: a service that is not Healthy is reconciled on every pass; a
-// Healthy one every 15 passes, which still catches drift on its targets
-// while keeping thousands of quiet services cheap. Any change kicks the
-// controllers and moves the service out of Healthy, so it is seen at once.
-func (m *core) checkDue(svc *Service) bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.lastCheck == nil {
-		m.lastCheck = map[string]time.Time{}
-	}
-	now := m.now()
-	if svc.Status == StatusHealthy {
-		if last, ok := m.lastCheck[svc.ID]; ok && now.Sub(last) < 15*m.cfg.ReconcileInterval {
-			return false
-		}
-	}
-	m.lastCheck[svc.ID] = now
-	return true
 }
 
 // sweepDue spaces out orphan sweeps (they list the targets): once per

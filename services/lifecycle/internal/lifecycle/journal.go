@@ -307,5 +307,5 @@ func (m *core) finish(ctx context.Context, r *run) {
 		m.log.Error("record finished operation", "operation", op.ID, "error", err)
 	}
 	m.log.Info("operation succeeded", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
-	m.kickControllers()
+	m.queueReconcile(op.ServiceID)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/workqueue"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -91,13 +92,16 @@ type core struct {
 
 	hub    *hub
 	engine *engine.Engine[*run]
-	kick   chan struct{}
+	// queue holds the services due for a controller pass (controller.go).
+	queue *workqueue.Queue[string]
+	// feed: the driver reports changes on its targets (target.ChangeFeed).
+	feed bool
 
 	mu sync.Mutex
 	// lastSweep spaces the orphan sweeps per service.
 	lastSweep map[string]time.Time
-	// lastCheck is when each Healthy service's targets were last read.
-	lastCheck map[string]time.Time
+	// reconciling are the services a controller pass is working on.
+	reconciling map[string]bool
 	started   bool
 }
 
@@ -110,8 +114,10 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 	m := &core{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
 		hub:  newHub(),
-		kick: make(chan struct{}, 1),
+		queue:       workqueue.New[string](cfg.ReconcileInterval, healthyRecheck*cfg.ReconcileInterval),
+		reconciling: map[string]bool{},
 	}
+	_, m.feed = driver.(target.ChangeFeed)
 	m.engine = engine.New(engine.Config{
 		Workers:      cfg.Workers,
 		QueueSize:    4096,
@@ -190,6 +196,7 @@ func (m *core) update(ctx context.Context, fn func(Tx) error) error {
 	}
 	for _, s := range rec.put {
 		m.hub.publish(eventOf(s, false, m.now()))
+		m.queueReconcile(s.ID)
 	}
 	for _, id := range rec.deleted {
 		m.hub.publish(Event{ID: id, Deleted: true, Time: m.now()})

@@ -264,7 +264,7 @@ func setStatusFromResourcesLater(svc *Service) {
 
 // afterFailure starts an automatic rollback when the service asks for one.
 func (m *core) afterFailure(ctx context.Context, op *Operation, outcome string) {
-	m.kickControllers()
+	m.queueReconcile(op.ServiceID)
 	if op.Type != OpUpgrade || outcome != OutcomeFailed {
 		return
 	}

@@ -110,6 +110,7 @@ func (s *Simulator) Apply(ctx context.Context, d target.Desired) (target.Object,
 	if err != nil {
 		return target.Object{}, fmt.Errorf("apply %s: %w", d.Key, err)
 	}
+	s.notify(target.Change{Key: d.Key, ServiceID: d.Owner.ServiceID})
 	return s.settle(out), nil
 }
 
@@ -222,6 +223,7 @@ func (s *Simulator) Transfer(ctx context.Context, k target.Key, owner target.Own
 	if err != nil {
 		return target.Object{}, fmt.Errorf("transfer %s: %w", k, err)
 	}
+	s.notify(target.Change{Key: k, ServiceID: owner.ServiceID})
 	return s.settle(out), nil
 }
 
@@ -232,14 +234,7 @@ func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
 			return err
 		}
 	}
-	if err := store.Delete(ctx, s.st, bucketObjects, k.String(), store.AnyRevision); err != nil {
-		return fmt.Errorf("delete %s: %w", k, err)
-	}
-	return nil
-}
-
-// Release implements target.Driver.
-func (s *Simulator) Release(ctx context.Context, k target.Key) error {
+	var owner string
 	err := s.st.Update(ctx, func(tx store.Tx) error {
 		obj, rev, err := getObject(tx, k)
 		if errors.Is(err, target.ErrNotFound) {
@@ -248,11 +243,38 @@ func (s *Simulator) Release(ctx context.Context, k target.Key) error {
 		if err != nil {
 			return err
 		}
+		owner = obj.Owner.ServiceID
+		return tx.Delete(bucketObjects, k.String(), rev)
+	})
+	if err != nil {
+		return fmt.Errorf("delete %s: %w", k, err)
+	}
+	if owner != "" {
+		s.notify(target.Change{Key: k, ServiceID: owner})
+	}
+	return nil
+}
+
+// Release implements target.Driver.
+func (s *Simulator) Release(ctx context.Context, k target.Key) error {
+	var owner string
+	err := s.st.Update(ctx, func(tx store.Tx) error {
+		obj, rev, err := getObject(tx, k)
+		if errors.Is(err, target.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		owner = obj.Owner.ServiceID
 		obj.Owner, obj.Finalizers, obj.UpdatedAt = target.Owner{}, nil, s.now().UTC()
 		return putObject(tx, obj, rev)
 	})
 	if err != nil {
 		return fmt.Errorf("release %s: %w", k, err)
+	}
+	if owner != "" {
+		s.notify(target.Change{Key: k, ServiceID: owner})
 	}
 	return nil
 }

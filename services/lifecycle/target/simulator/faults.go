@@ -57,16 +57,18 @@ func (s *Simulator) InjectFault(f Fault) error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.faults = append(s.faults, &activeFault{Fault: f})
+	s.mu.Unlock()
+	s.notify(target.Change{})
 	return nil
 }
 
 // ClearFaults removes every fault.
 func (s *Simulator) ClearFaults() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.faults = nil
+	s.mu.Unlock()
+	s.notify(target.Change{})
 }
 
 func matchField(pattern, v string) bool {

@@ -60,6 +60,8 @@ type Simulator struct {
 	st  *boltstore.Store
 	now func() time.Time
 
+	watch watchers
+
 	mu          sync.Mutex
 	seed        Seed
 	faults      []*activeFault
@@ -134,13 +136,15 @@ func (s *Simulator) Close() error { return s.st.Close() }
 // SetSupervisor overrides a Supervisor's facts (e.g. make it unreachable).
 func (s *Simulator) SetSupervisor(sup SeedSupervisor) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.supervisors[sup.Name] = sup
+	s.mu.Unlock()
+	s.notify(target.Change{})
 }
 
 // SetVCFAVersion changes the reported VCF Automation version.
 func (s *Simulator) SetVCFAVersion(v string) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.seed.VCFAVersion = v
+	s.mu.Unlock()
+	s.notify(target.Change{})
 }
