@@ -124,19 +124,27 @@ func seeded(b *testing.B, n, res int) (dir string, opt onebox.Option) {
 }
 
 // Process start to answering a GET, with 10,000 services (20 resources
-// and a journal each) in the store.
+// and a journal each) in the store. The first start on the seeded store
+// also checks every resource for Secrets to seal (once per store and
+// key); it is reported apart as s-first-start.
 func BenchmarkRestart(b *testing.B) {
 	_, opt := seeded(b, 10000, 20)
-	var total time.Duration
-	for range b.N {
+	ready := func() time.Duration {
 		start := time.Now()
 		box := onebox.Start(b, opt)
 		resp := box.Do(b, http.MethodGet, "/v2/vcf-services/"+scaletest.ID(9999), nil)
-		total += time.Since(start)
+		took := time.Since(start)
 		require.Equal(b, http.StatusOK, resp.Status, "%s", resp.Body)
 		require.NoError(b, box.Stop())
+		return took
+	}
+	first := ready()
+	var total time.Duration
+	for range b.N {
+		total += ready()
 	}
 	b.ReportMetric(total.Seconds()/float64(b.N), "s-to-ready")
+	b.ReportMetric(first.Seconds(), "s-first-start")
 }
 
 // cpuTime is the CPU (user + system) this process used so far.
@@ -194,8 +202,8 @@ func BenchmarkRESTList10k(b *testing.B) {
 // stream is one open watch: arrived receives the time each event with a
 // given lifecycle state was read.
 type stream struct {
-	ev   chan event
-	at   chan time.Time
+	ev chan event
+	at chan time.Time
 }
 
 func openStream(tb testing.TB, ctx context.Context, box *onebox.Box, id string) *stream {

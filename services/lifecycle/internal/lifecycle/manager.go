@@ -102,7 +102,7 @@ type core struct {
 	lastSweep map[string]time.Time
 	// reconciling are the services a controller pass is working on.
 	reconciling map[string]bool
-	started   bool
+	started     bool
 }
 
 // NewManager builds a manager; Start runs its background work.
@@ -113,7 +113,7 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 	}
 	m := &core{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
-		hub:  newHub(),
+		hub:         newHub(),
 		queue:       workqueue.New[string](cfg.ReconcileInterval, healthyRecheck*cfg.ReconcileInterval),
 		reconciling: map[string]bool{},
 	}

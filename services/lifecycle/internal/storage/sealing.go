@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/vcfsm/vcfsm/platform/seal"
@@ -45,33 +46,70 @@ func openRecord(keys *seal.Keyring, rec store.Record) ([]byte, string, error) {
 }
 
 // Reseal rewrites every Secret resource not sealed by the primary key:
-// plain ones (encryption just turned on) and ones sealed by an older key
-// (after a rotation). It returns how many it rewrote.
+// plain ones (encryption just turned on, or an older store) and ones
+// sealed by an older key (after a rotation). It returns how many it
+// rewrote. Resources are scanned read-only and only services with something to re-seal are
+// written: a start with ten thousand services must not commit ten
+// thousand transactions.
 func (r *Repo) Reseal(ctx context.Context) (int, error) {
 	if r.keys == nil {
 		return 0, nil
 	}
+	// Once every Secret is sealed by the primary key the scan is not
+	// repeated at each start: the marker names the key it was done for.
+	if rec, err := r.s.Get(ctx, BucketPlatform, keySealedBy); err == nil && string(rec.Value) == r.keys.Primary() {
+		return 0, nil
+	}
+	n, err := r.reseal(ctx)
+	if err != nil {
+		return n, err
+	}
+	err = r.s.Update(ctx, func(stx store.Tx) error {
+		_, err := stx.Put(BucketPlatform, keySealedBy, []byte(r.keys.Primary()), store.AnyRevision)
+		return err
+	})
+	return n, err
+}
+
+// keySealedBy (platform bucket) names the key every Secret was last
+// re-sealed with.
+const keySealedBy = "sealed-by"
+
+func (r *Repo) reseal(ctx context.Context) (int, error) {
 	n := 0
 	for _, svc := range r.Services(ctx) {
-		err := r.Update(ctx, func(ltx lifecycle.Tx) error {
-			t := ltx.(*tx)
-			recs, err := t.stx.List(BucketResources, svc.ID+"|")
+		recs, err := r.s.List(ctx, BucketResources, svc.ID+"|")
+		if err != nil {
+			return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
+		}
+		var stale []store.Record
+		for _, rec := range recs {
+			res, err := r.staleSeal(rec)
 			if err != nil {
-				return err
+				return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
 			}
-			for _, rec := range recs {
-				plain, id, err := openRecord(r.keys, rec)
+			if res != nil {
+				stale = append(stale, rec)
+			}
+		}
+		if len(stale) == 0 {
+			continue
+		}
+		err = r.Update(ctx, func(ltx lifecycle.Tx) error {
+			t := ltx.(*tx)
+			for _, old := range stale {
+				rec, err := t.stx.Get(BucketResources, old.Key)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
 				if err != nil {
 					return err
 				}
-				var res lifecycle.Resource
-				if err := json.Unmarshal(plain, &res); err != nil {
-					return fmt.Errorf("decode resource %s: %w", rec.Key, err)
+				res, err := r.staleSeal(rec)
+				if err != nil || res == nil {
+					return err
 				}
-				if !sealed(&res) || id == r.keys.Primary() {
-					continue
-				}
-				if err := t.PutResource(&res); err != nil {
+				if err := t.PutResource(res); err != nil {
 					return err
 				}
 				n++
@@ -83,4 +121,33 @@ func (r *Repo) Reseal(ctx context.Context) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// staleSeal returns the resource a record holds when it must be sealed
+// again (nil otherwise). Plain records of kinds that are not sealed are
+// told apart by their kind alone, without decoding the whole resource.
+func (r *Repo) staleSeal(rec store.Record) (*lifecycle.Resource, error) {
+	if !seal.IsSealed(rec.Value) {
+		var kind struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(rec.Value, &kind); err != nil {
+			return nil, fmt.Errorf("decode resource %s: %w", rec.Key, err)
+		}
+		if !sealed(&lifecycle.Resource{Kind: kind.Kind}) {
+			return nil, nil
+		}
+	}
+	plain, id, err := openRecord(r.keys, rec)
+	if err != nil {
+		return nil, err
+	}
+	if id == r.keys.Primary() {
+		return nil, nil
+	}
+	var res lifecycle.Resource
+	if err := json.Unmarshal(plain, &res); err != nil {
+		return nil, fmt.Errorf("decode resource %s: %w", rec.Key, err)
+	}
+	return &res, nil
 }

@@ -49,6 +49,17 @@ func TestSecretsSealedAtRest(t *testing.T) {
 	n, err := r.Reseal(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "the plain Secret is sealed when encryption is turned on")
+	n, err = r.Reseal(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing left to re-seal")
+
+	// A Secret written in the clear (no keys) makes the next start scan again.
+	r.SealSecrets(nil)
+	require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutResource(secret) }))
+	r.SealSecrets(keyring(t, keyLine("k1", 1)))
+	n, err = r.Reseal(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "the Secret written in the clear is sealed again")
 	require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutResource(role) }))
 
 	res, err := r.Resources(ctx, svc.ID)

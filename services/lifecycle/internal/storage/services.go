@@ -297,6 +297,12 @@ func (t *tx) PutResource(res *lifecycle.Resource) error {
 	if raw, err = sealResource(t.keys, res, key, raw); err != nil {
 		return err
 	}
+	if t.keys == nil && sealed(res) {
+		// A Secret stored in the clear: the next Reseal must scan again.
+		if err := t.stx.Delete(BucketPlatform, keySealedBy, store.AnyRevision); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+	}
 	_, err = t.stx.Put(BucketResources, key, raw, store.AnyRevision)
 	return err
 }
