@@ -29,9 +29,13 @@ import (
 	"github.com/vcfsm/vcfsm/services/compatibility/internal/constraint"
 )
 
-// Bounds of one plan: every pair of versions may need evaluating, and a
-// refused hop is reported with its results.
+// Bounds of one plan. Paths of one or two hops are found evaluating
+// O(versions) hops, over up to MaxAvailable versions; a longer path (or
+// none) needs every pair evaluated, over at most MaxVersions versions
+// between the installed one and the target. A refused hop is reported
+// with its results.
 const (
+	MaxAvailable   = 10000
 	MaxVersions    = 1000
 	MaxRefusedHops = 500
 )
@@ -92,6 +96,13 @@ func (p *Planner) Plan(req Request) (Plan, error) {
 	if early != nil {
 		return *early, nil
 	}
+	if plan, ok := shortHop(nodes, target, req); ok {
+		return plan, nil
+	}
+	if target > MaxVersions {
+		return Plan{}, fmt.Errorf("%w: %d versions above %s up to the target and no path of one or two hops: at most %d are planned over hop by hop",
+			compat.ErrInvalidRequest, target, req.Installed.Version, MaxVersions)
+	}
 	g := explore(nodes, target, req.Environments)
 	if !g.reachable[target] {
 		return g.noPath(req.Installed.Name, req.Installed.Version), nil
@@ -144,6 +155,45 @@ func explore(nodes nodeList, target int, envs []compat.Environment) *hopGraph {
 		}
 	}
 	return g
+}
+
+// shortHop finds a path of one or two hops evaluating O(versions) hops:
+// the direct hop; else the versions that may upgrade to the target, newest
+// first, of which the first the installed version may upgrade to is the
+// path's middle (the newest intermediate among the shortest chains, the
+// same answer as the exhaustive search). ok is false when the path, if
+// any, is longer.
+func shortHop(nodes nodeList, target int, req Request) (Plan, bool) {
+	hop := func(u, w int) compat.Verdict {
+		return nodes.session.Upgrade(nodes.list[u].compiled, nodes.list[w].compiled, req.Environments)
+	}
+	name, from := req.Installed.Name, req.Installed.Version
+	to := nodes.list[target].pkg.Version
+	direct := hop(0, target)
+	if !direct.Blocked {
+		return Plan{Found: true, Path: []string{to}, PathHops: []Hop{{From: from, To: to, Results: direct.Results}},
+			Message: fmt.Sprintf("upgrade %s %s → %s directly", name, from, to)}, true
+	}
+	for w := target - 1; w > 0; w-- {
+		last := hop(w, target)
+		if last.Blocked {
+			continue
+		}
+		first := hop(0, w)
+		if first.Blocked {
+			continue
+		}
+		mid := nodes.list[w].pkg.Version
+		plan := Plan{Found: true, Path: []string{mid, to},
+			PathHops:    []Hop{{From: from, To: mid, Results: first.Results}, {From: mid, To: to, Results: last.Results}},
+			RefusedHops: []Hop{{From: from, To: to, Results: direct.Results}},
+			Message:     fmt.Sprintf("upgrade %s %s → %s → %s (2 hops)", name, from, mid, to)}
+		if len(direct.Results) > 0 {
+			plan.Message += "; the direct upgrade is refused: " + direct.Results[0].Message()
+		}
+		return plan, true
+	}
+	return Plan{}, false
 }
 
 // noPath explains why the target cannot be reached.
@@ -228,9 +278,9 @@ type nodeList struct {
 // ascending; target indexes list. early is set when the answer needs no
 // planning.
 func (p *Planner) prepare(req Request) (nodes nodeList, target int, early *Plan, err error) {
-	if len(req.Available) > MaxVersions {
+	if len(req.Available) > MaxAvailable {
 		return nodes, 0, nil, fmt.Errorf("%w: %d available versions, at most %d are planned over",
-			compat.ErrInvalidRequest, len(req.Available), MaxVersions)
+			compat.ErrInvalidRequest, len(req.Available), MaxAvailable)
 	}
 	s := p.ev.NewSession()
 	nodes.session = s

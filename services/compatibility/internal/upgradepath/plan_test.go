@@ -241,7 +241,7 @@ func TestPlanInvalidRequests(t *testing.T) {
 		{"an invalid constraint names its version", Request{Installed: v("1.0.0", "", ""), Available: []compat.PackageVersion{v("2.0.0", ">= 1.x.3", "")}},
 			[]string{"available[0].constraints.source_upgrade", `">= 1.x.3"`}},
 		{"an environment without a name", Request{Installed: v("1.0.0", "", ""), Environments: []compat.Environment{{}}}, []string{"environments[0].supervisor is empty"}},
-		{"too many versions", Request{Installed: v("1.0.0", "", ""), Available: make([]compat.PackageVersion, MaxVersions+1)}, []string{"at most 1000"}},
+		{"too many versions", Request{Installed: v("1.0.0", "", ""), Available: make([]compat.PackageVersion, MaxAvailable+1)}, []string{"at most 10000"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
