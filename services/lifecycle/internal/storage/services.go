@@ -33,6 +33,8 @@ type Repo struct {
 	services map[string]*lifecycle.Service
 	// snapshot is the services as a slice, rebuilt after writes.
 	snapshot []*lifecycle.Service
+
+	catalogs catalogCache
 }
 
 var _ lifecycle.Repository = (*Repo)(nil)
@@ -64,6 +66,7 @@ func (r *Repo) Refresh(ctx context.Context) error {
 	r.services = m
 	r.snapshot = nil
 	r.mu.Unlock()
+	r.catalogs.drop("")
 	return nil
 }
 
@@ -106,6 +109,11 @@ func (r *Repo) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
 		t = &tx{stx: stx, written: map[string]*lifecycle.Service{}, keys: r.keys, cached: r.cachedAt}
 		return fn(t)
 	})
+	if t != nil && len(t.catalogNames) > 0 {
+		// Dropped whether or not the transaction committed: a failed
+		// commit leaves the cache merely cold.
+		r.catalogs.drop(t.catalogNames...)
+	}
 	if err != nil {
 		return translate(err)
 	}
@@ -169,16 +177,27 @@ func (r *Repo) UnfinishedOperations(ctx context.Context) ([]*lifecycle.Operation
 }
 
 // Catalog lists registered versions, of one name or of all when name is "".
-func (r *Repo) Catalog(ctx context.Context, name string) ([]*lifecycle.CatalogEntry, error) {
+func (r *Repo) Catalog(ctx context.Context, name string) (out []*lifecycle.CatalogEntry, err error) {
 	prefix := ""
+	var gen uint64
 	if name != "" {
 		prefix = name + "|"
+		var hit bool
+		var cached []*lifecycle.CatalogEntry
+		if cached, gen, hit = r.catalogs.get(name); hit {
+			return cached, nil
+		}
+		defer func() {
+			if err == nil {
+				r.catalogs.put(name, gen, out)
+			}
+		}()
 	}
 	recs, err := r.s.List(ctx, BucketCatalog, prefix)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*lifecycle.CatalogEntry, 0, len(recs))
+	out = make([]*lifecycle.CatalogEntry, 0, len(recs))
 	for _, rec := range recs {
 		var e lifecycle.CatalogEntry
 		if err := json.Unmarshal(rec.Value, &e); err != nil {
@@ -212,6 +231,8 @@ type tx struct {
 	keys    *seal.Keyring
 	// cached returns the cache's copy of a service at a store revision.
 	cached func(id string, revision int64) *lifecycle.Service
+	// catalogNames are the package names whose catalog entries were written.
+	catalogNames []string
 }
 
 // Service reads a service in the transaction. The record's revision is
@@ -345,6 +366,7 @@ func (t *tx) PutCatalog(e *lifecycle.CatalogEntry) error {
 	if err != nil {
 		return fmt.Errorf("encode catalog entry: %w", err)
 	}
+	t.catalogNames = append(t.catalogNames, e.Name)
 	_, err = t.stx.Put(BucketCatalog, e.Name+"|"+e.Version, raw, store.AnyRevision)
 	return err
 }
