@@ -127,7 +127,8 @@ func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
 		}
 		matched = append(matched, s)
 	}
-	sortServices(matched, lq.sortField, lq.desc)
+	// Only the services up to the asked page need ordering.
+	sortServices(matched, lq.sortField, lq.desc, lq.page*lq.size)
 	res := &ListResult{Total: len(matched), Page: lq.page, PageSize: lq.size}
 	if lq.size > 0 {
 		res.PageCount = (len(matched) + lq.size - 1) / lq.size
@@ -190,16 +191,12 @@ func parseListQuery(q ListQuery) (listQuery, error) {
 // sortServices orders by a field, or by default oldest first, so pages
 // are stable as services are added; ties in a sort field fall back to it
 // too.
-func sortServices(matched []*Service, sortField string, desc bool) {
+func sortServices(matched []*Service, sortField string, desc bool, limit int) {
 	older := func(a, b *Service) bool {
 		if !a.CreatedAt.Equal(b.CreatedAt) {
 			return a.CreatedAt.Before(b.CreatedAt)
 		}
 		return a.ID < b.ID
-	}
-	if sortField == "" {
-		sort.Slice(matched, func(i, j int) bool { return older(matched[i], matched[j]) })
-		return
 	}
 	type keyed struct {
 		s *Service
@@ -208,19 +205,63 @@ func sortServices(matched []*Service, sortField string, desc bool) {
 	ks := make([]keyed, len(matched))
 	for i, s := range matched {
 		ks[i].s = s
-		ks[i].k, _ = fieldOf(s, sortField)
+		if sortField != "" {
+			ks[i].k, _ = fieldOf(s, sortField)
+		}
 	}
-	sort.Slice(ks, func(i, j int) bool {
-		c := compareField(sortField, ks[i].k, ks[j].k)
-		if desc {
-			c = -c
+	less := func(a, b keyed) bool {
+		if sortField != "" {
+			c := compareField(sortField, a.k, b.k)
+			if desc {
+				c = -c
+			}
+			if c != 0 {
+				return c < 0
+			}
 		}
-		if c != 0 {
-			return c < 0
-		}
-		return older(ks[i].s, ks[j].s)
-	})
+		return older(a.s, b.s)
+	}
+	firstInOrder(ks, limit, less)
 	for i := range ks {
 		matched[i] = ks[i].s
 	}
+}
+
+// firstInOrder puts the first limit elements of xs (by less, a strict
+// total order) in order at its start, leaving the rest in no particular
+// order: a page near the top of thousands of matches costs
+// O(n log limit), not a full sort.
+func firstInOrder[T any](xs []T, limit int, less func(a, b T) bool) {
+	if limit <= 0 || limit*4 >= len(xs) {
+		sort.Slice(xs, func(i, j int) bool { return less(xs[i], xs[j]) })
+		return
+	}
+	// xs[:limit] is a max-heap of the smallest elements seen so far.
+	down := func(i int) {
+		for {
+			l, big := 2*i+1, i
+			if l < limit && less(xs[big], xs[l]) {
+				big = l
+			}
+			if r := l + 1; r < limit && less(xs[big], xs[r]) {
+				big = r
+			}
+			if big == i {
+				return
+			}
+			xs[i], xs[big] = xs[big], xs[i]
+			i = big
+		}
+	}
+	for i := limit/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for j := limit; j < len(xs); j++ {
+		if less(xs[j], xs[0]) {
+			xs[0], xs[j] = xs[j], xs[0]
+			down(0)
+		}
+	}
+	top := xs[:limit]
+	sort.Slice(top, func(i, j int) bool { return less(top[i], top[j]) })
 }
