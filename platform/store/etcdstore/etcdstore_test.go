@@ -16,6 +16,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
+	"github.com/vcfsm/vcfsm/platform/store/etcdstore/etcdtest"
 	"github.com/vcfsm/vcfsm/platform/store/storetest"
 )
 
@@ -473,7 +474,7 @@ func TestMissingMigration(t *testing.T) {
 // With its etcd gone, every call fails within the request timeout with an
 // error naming etcd and the endpoint, and nothing panics.
 func TestEtcdUnreachable(t *testing.T) {
-	srv, err := startEtcd(t.TempDir())
+	srv, err := etcdtest.StartIn(t.TempDir())
 	require.NoError(t, err)
 	stopped := false
 	t.Cleanup(func() {
@@ -481,7 +482,7 @@ func TestEtcdUnreachable(t *testing.T) {
 			srv.Close()
 		}
 	})
-	endpoint := clientURL(srv)
+	endpoint := etcdtest.ClientURL(srv)
 	cfg := etcdstore.Config{Endpoints: []string{endpoint}, Prefix: "/unreachable/", RequestTimeout: 500 * time.Millisecond}
 	ctx := context.Background()
 	s, err := etcdstore.Open(ctx, cfg, schema)
@@ -592,10 +593,10 @@ func TestRevisionsIncreaseAcrossReplicas(t *testing.T) {
 // With authentication enabled on etcd, the credentials in Config are used
 // and a store without them is refused with etcd's reason.
 func TestAuthentication(t *testing.T) {
-	srv, err := startEtcd(t.TempDir())
+	srv, err := etcdtest.StartIn(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
-	endpoint := clientURL(srv)
+	endpoint := etcdtest.ClientURL(srv)
 	ctx := context.Background()
 
 	admin, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})

@@ -100,19 +100,14 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 		}
 	}
 	if len(changed) > 0 {
-		if err := m.update(ctx, func(tx Tx) error {
-			for _, r := range changed {
-				if err := tx.PutResource(r); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
+		if err := m.putResources(ctx, changed); err != nil {
 			return err
 		}
 	}
 	if len(apply) > 0 {
-		m.applyAll(ctx, svc, apply)
+		if err := m.applyAll(ctx, svc, apply); err != nil {
+			return err
+		}
 	}
 	// Status is written only when it changes, so quiet passes write nothing.
 	all, err := m.repo.Resources(ctx, svc.ID)

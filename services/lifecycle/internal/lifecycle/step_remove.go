@@ -100,13 +100,8 @@ func (m *core) removeResources(ctx context.Context, svc *Service, res []*Resourc
 		}
 		return nil
 	})
-	if err := m.update(ctx, func(tx Tx) error {
-		for _, r := range done {
-			if err := tx.DeleteResource(r.ServiceID, r.ID); err != nil {
-				return err
-			}
-		}
-		return nil
+	if err := m.chunked(ctx, len(done), func(tx Tx, i int) error {
+		return tx.DeleteResource(done[i].ServiceID, done[i].ID)
 	}); err != nil {
 		return err
 	}
