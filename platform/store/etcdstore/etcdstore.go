@@ -78,7 +78,14 @@ type Store struct {
 	requestTimeout time.Duration
 	maxAttempts    int
 	closed         atomic.Bool
+	// fencedWrites counts commits refused by their fence.
+	fencedWrites atomic.Int64
 }
+
+// FencedWrites is how many commits this store refused because their fence
+// (store.WithFence) no longer held: writes of a process that had lost its
+// ownership.
+func (s *Store) FencedWrites() int64 { return s.fencedWrites.Load() }
 
 var _ store.Store = (*Store)(nil)
 
