@@ -71,6 +71,10 @@ type Config struct {
 	EtcdPrefix    string
 	// Etcd holds etcd's TLS and credentials.
 	Etcd EtcdAccess
+	// OwnerTTL is the lease of a replica's ownership on --store=etcd: a
+	// replica that dies or is cut off loses its operations and the
+	// controllers to another one after it (0: DefaultOwnerTTL).
+	OwnerTTL time.Duration
 	// SignatureKeys are comma-separated PEM public key files trusted to
 	// sign bundles.
 	SignatureKeys string
@@ -109,6 +113,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs for --store=etcd")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", "/vcfsm/lifecycle/", "key prefix in etcd")
 	c.Etcd.RegisterFlags(fs)
+	fs.DurationVar(&c.OwnerTTL, "owner-ttl", DefaultOwnerTTL, "with --store=etcd: lease of a replica's ownership of an operation and of the controllers; a dead or cut-off replica's work is taken over after it")
 	fs.StringVar(&c.SignatureKeys, "signature-keys", "", "comma-separated PEM public keys trusted to sign bundles (cosign); with keys, isValid means verified and activating with accepted.signatures needs a verified signature")
 	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing rendered Secrets at rest (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600. Default: a key generated into <data-dir>/encryption-key")
 }
@@ -166,6 +171,8 @@ type BundleLimits struct {
 // Service is a running lifecycle service.
 type Service struct {
 	store   store.Store
+	owners  *etcdstore.Owners
+	replica string
 	sim     *simulator.Simulator
 	conns   []*grpc.ClientConn
 	manager *lifecycle.Manager
@@ -217,14 +224,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err != nil {
 		return nil, err
 	}
-	s.manager = lifecycle.NewManager(lifecycle.Config{
+	mcfg := lifecycle.Config{
 		VerifySignatures:  sigs.check(),
 		ReconcileInterval: cfg.ReconcileInterval,
 		StepTimeout:       cfg.StepTimeout,
 		StepTimeouts:      cfg.StepTimeouts,
 		Logger:            log,
 		RefreshInterval:   refreshInterval(cfg),
-	}, repo, fetcher, peers, cfg.wrapDriver(s.sim))
+	}
+	if err := s.distribute(cfg, &mcfg); err != nil {
+		return nil, err
+	}
+	s.manager = lifecycle.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(s.sim))
 	if err := s.loadInventoryFile(ctx, cfg.InventoryFile); err != nil {
 		return nil, err
 	}
@@ -316,6 +327,15 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
+// FencedWrites is how many of this replica's writes were refused because
+// it had lost the ownership they depended on (0 on bbolt).
+func (s *Service) FencedWrites() int64 {
+	if est, ok := s.store.(*etcdstore.Store); ok {
+		return est.FencedWrites()
+	}
+	return 0
+}
+
 // Simulator is the simulated target driver (tests inject faults through it).
 func (s *Service) Simulator() *simulator.Simulator { return s.sim }
 
@@ -327,6 +347,10 @@ func (s *Service) Close() error {
 	}
 	for _, c := range s.conns {
 		_ = c.Close()
+	}
+	if s.owners != nil {
+		// Revoking the lease hands this replica's work over at once.
+		_ = s.owners.Close()
 	}
 	if s.sim != nil {
 		_ = s.sim.Close()

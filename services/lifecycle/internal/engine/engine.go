@@ -60,6 +60,18 @@ type Host[J Job] interface {
 	Succeeded(ctx context.Context, j J)
 }
 
+// ErrClaimed: another live replica runs the service's operations.
+var ErrClaimed = errors.New("engine: another replica runs this service's operations")
+
+// Claims gives one replica at a time the right to run a service's
+// operations.
+type Claims interface {
+	// Claim takes the service for this replica, or fails with ErrClaimed.
+	// The returned context carries what fences the operation's writes and
+	// ends when the claim is lost; release gives the claim up.
+	Claim(ctx context.Context, service string) (claimed context.Context, release func(), err error)
+}
+
 // Config tunes an engine.
 type Config struct {
 	// Workers is how many operations run at once.
@@ -77,6 +89,13 @@ type Config struct {
 	RetryBackoff, MaxBackoff time.Duration
 	// Retryable says whether a step error is worth retrying.
 	Retryable func(error) bool
+	// Claims, when set, makes each operation's service exclusive across
+	// replicas sharing the journal (see Claims); nil: this process is
+	// the only one.
+	Claims Claims
+	// ClaimSweep is how often, with Claims, a replica looks for unfinished
+	// operations no live replica runs (their owner died) to take over.
+	ClaimSweep time.Duration
 	// Failpoints hold a worker at named points (see Failpoints).
 	Failpoints Failpoints
 	Now        func() time.Time
@@ -113,6 +132,9 @@ func New[J Job](cfg Config, host Host[J]) *Engine[J] {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Claims != nil && cfg.ClaimSweep <= 0 {
+		cfg.ClaimSweep = time.Second
+	}
 	if cfg.Retryable == nil {
 		cfg.Retryable = func(error) bool { return false }
 	}
@@ -137,7 +159,30 @@ func (e *Engine[J]) Start(ctx context.Context, wg *sync.WaitGroup) error {
 	for _, k := range keys {
 		e.Enqueue(k)
 	}
+	if e.cfg.Claims != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.takeOver(ctx)
+		}()
+	}
 	return nil
+}
+
+// takeOver queues, every ClaimSweep, the unfinished operations this
+// replica does not run: those whose owner died are claimed by the first
+// replica to get there; the others are refused by their live owner's claim.
+func (e *Engine[J]) takeOver(ctx context.Context) {
+	t := time.NewTicker(e.cfg.ClaimSweep)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			e.sweep(ctx)
+		}
+	}
 }
 
 // Enqueue asks a worker to run (or resume) an operation.
@@ -224,6 +269,18 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 		return
 	}
 	defer release()
+	if e.cfg.Claims != nil {
+		claimed, unclaim, err := e.cfg.Claims.Claim(ctx, k.Service)
+		switch {
+		case errors.Is(err, ErrClaimed):
+			return // its owner runs it; the sweep retries should the owner die
+		case err != nil:
+			e.cfg.Logger.Warn("claim the service of an operation; retrying at the next sweep", "operation", k.String(), "error", err)
+			return
+		}
+		defer unclaim()
+		ctx = claimed
+	}
 	j, err := e.host.Load(ctx, k)
 	if err != nil {
 		e.cfg.Logger.Error("load operation", "operation", k.String(), "error", err)
@@ -238,7 +295,9 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 		}
 		if err := e.step(ctx, j, i); err != nil {
 			if ctx.Err() != nil && parent.Err() == nil {
-				return // cancelled by a takeover (force delete): nothing to record
+				// Cancelled by a takeover (force delete) or the claim was
+				// lost to another replica: nothing to record.
+				return
 			}
 			if parent.Err() != nil {
 				return // shutting down: the step resumes on restart

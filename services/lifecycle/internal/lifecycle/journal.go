@@ -110,7 +110,7 @@ func (j journal) Unfinished(ctx context.Context) ([]engine.Key, error) {
 		if op.Outcome == OutcomeStuck {
 			continue // waits for a rollback or a force delete
 		}
-		j.m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+		j.m.log.Debug("unfinished operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
 		keys = append(keys, engine.Key{Service: op.ServiceID, Operation: op.ID})
 	}
 	return keys, nil

@@ -39,6 +39,14 @@ type Config struct {
 	// RefreshInterval, when set, reloads the repository's in-memory view
 	// that often: replicas sharing one etcd see each other's writes.
 	RefreshInterval time.Duration
+	// Claims, when set (several replicas on one etcd), runs each
+	// service's operations on one replica at a time; ClaimSweep is how
+	// often a replica looks for operations whose owner died.
+	Claims     engine.Claims
+	ClaimSweep time.Duration
+	// Leadership, when set, runs the controllers only on the elected
+	// replica (see leader.go).
+	Leadership Leadership
 	// Now returns the current time; tests pin it.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -122,6 +130,8 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 		Retryable:    retryable,
 		// VCFSM_FAILPOINTS is unset in production; the crash tests set it.
 		Failpoints: engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS")),
+		Claims:     cfg.Claims,
+		ClaimSweep: cfg.ClaimSweep,
 		Now:        m.now,
 		Logger:     cfg.Logger,
 	}, journal{m})
@@ -155,7 +165,7 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		m.controllerLoop(ctx)
+		m.runControllers(ctx)
 	}()
 	return wg.Wait, nil
 }
