@@ -68,23 +68,18 @@ func (h *held) Delete(ctx context.Context, k target.Key) error {
 	return h.Driver.Delete(ctx, k)
 }
 
-// Three lifecycle replicas on one embedded etcd, sharing one simulated
-// platform: only the owner of a service runs its operation; when the
-// owner is cut off from etcd mid-step, another replica takes the operation
-// over after the owner's lease expires and finishes it at the journaled
-// step; the cut-off owner, let go and reconnected, changes nothing.
-func TestReplicasOwnershipTakeoverFencing(t *testing.T) {
-	endpoint := etcdtest.Start(t)
-	proxy := etcdtest.NewProxy(t, endpoint[len("http://"):])
+// newReplicas prepares lifecycle replicas sharing one simulated platform;
+// replica starts one (a whole all-in-one) on the given etcd with the given
+// target driver.
+func newReplicas(t *testing.T) (*world, func(etcd string, drv target.Driver) *onebox.Box) {
+	t.Helper()
 	sim, err := simulator.Open(simulator.Config{Path: filepath.Join(t.TempDir(), "platform.db")})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = sim.Close() })
-	frozen := &held{Driver: sim}
-
 	w := &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t), sim: sim}
 	inv := filepath.Join(t.TempDir(), "inventory.yaml")
 	require.NoError(t, os.WriteFile(inv, []byte(inventoryYAML), 0o600))
-	replica := func(etcd string, drv target.Driver) *onebox.Box {
+	return w, func(etcd string, drv target.Driver) *onebox.Box {
 		return onebox.Start(t, func(c *app.Config) {
 			c.Lifecycle.SourceRootCAs = w.tars.RootCAs()
 			c.Lifecycle.InventoryFile = inv
@@ -95,6 +90,48 @@ func TestReplicasOwnershipTakeoverFencing(t *testing.T) {
 			c.Lifecycle.WrapDriver = func(target.Driver) target.Driver { return drv }
 		})
 	}
+}
+
+// A watch opened on replica A reports the changes made through replica B,
+// and A's GET shows them: every replica's view follows the store.
+func TestReplicasShareOneView(t *testing.T) {
+	endpoint := etcdtest.Start(t)
+	w, replica := newReplicas(t)
+	a, b := replica(endpoint, w.sim), replica(endpoint, w.sim)
+	wa, wb := *w, *w
+	wa.box, wb.box = a, b
+
+	id := wb.create(t, wb.publish(t, v1))
+	wa.waitStatus(t, id, "Unresolved") // created through B, seen on A
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	events := wa.watch(t, ctx, id)
+	wb.activate(t, id)
+	var seen []string
+	for ev := range events {
+		seen = append(seen, ev.Status)
+		if ev.Status == "Healthy" {
+			break
+		}
+	}
+	require.Contains(t, seen, "Busy", "A's watch reported the activation's progress made on B")
+	require.Equal(t, "Healthy", seen[len(seen)-1], "A's watch saw the end of B's activation: %v", seen)
+	v := wa.get(t, id)
+	require.Equal(t, "active", v.LifecycleState)
+	require.Len(t, v.State.Resources, 5, "A's read model shows B's resources")
+}
+
+// Three lifecycle replicas on one embedded etcd, sharing one simulated
+// platform: only the owner of a service runs its operation; when the
+// owner is cut off from etcd mid-step, another replica takes the operation
+// over after the owner's lease expires and finishes it at the journaled
+// step; the cut-off owner, let go and reconnected, changes nothing.
+func TestReplicasOwnershipTakeoverFencing(t *testing.T) {
+	endpoint := etcdtest.Start(t)
+	proxy := etcdtest.NewProxy(t, endpoint[len("http://"):])
+	w, replica := newReplicas(t)
+	frozen := &held{Driver: w.sim}
+	sim := w.sim
 	a := replica(proxy.URL(), frozen)
 	replica(endpoint, sim)
 	replica(endpoint, sim)

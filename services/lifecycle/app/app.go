@@ -118,15 +118,6 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing rendered Secrets at rest (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600. Default: a key generated into <data-dir>/encryption-key")
 }
 
-// refreshInterval: several replicas may share an etcd store; each reloads
-// its view of the services every few seconds.
-func refreshInterval(cfg Config) time.Duration {
-	if cfg.Store == "etcd" {
-		return 5 * time.Second
-	}
-	return 0
-}
-
 // openStore opens the configured entity store.
 func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 	switch cfg.Store {
@@ -230,7 +221,6 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		StepTimeout:       cfg.StepTimeout,
 		StepTimeouts:      cfg.StepTimeouts,
 		Logger:            log,
-		RefreshInterval:   refreshInterval(cfg),
 	}
 	if err := s.distribute(cfg, &mcfg); err != nil {
 		return nil, err

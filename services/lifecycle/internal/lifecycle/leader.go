@@ -15,23 +15,13 @@ type Leadership interface {
 }
 
 // runControllers runs the controller loop: always on a single replica, only
-// while leading when replicas share the store. A replica that does not lead
-// still refreshes its view of the services.
+// while leading when replicas share the store (their service views follow
+// the store through the Feed, leading or not).
 func (m *core) runControllers(ctx context.Context) {
 	if m.cfg.Leadership == nil {
 		m.controllerLoop(ctx)
 		return
 	}
-	following, stopFollowing := context.WithCancel(ctx)
-	followed := make(chan struct{})
-	go func() {
-		defer close(followed)
-		m.follow(following)
-	}()
-	defer func() {
-		stopFollowing()
-		<-followed
-	}()
 	for ctx.Err() == nil {
 		led, resign, err := m.cfg.Leadership.Lead(ctx)
 		if err != nil {
@@ -46,26 +36,6 @@ func (m *core) runControllers(ctx context.Context) {
 		resign()
 		if ctx.Err() == nil {
 			m.log.Warn("lost controller leadership; campaigning again")
-		}
-	}
-}
-
-// follow refreshes the service view every RefreshInterval until ctx ends.
-func (m *core) follow(ctx context.Context) {
-	r, ok := m.repo.(interface{ Refresh(context.Context) error })
-	if !ok || m.cfg.RefreshInterval <= 0 {
-		return
-	}
-	t := time.NewTicker(m.cfg.RefreshInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
-				m.log.Warn("refresh the service view", "error", err)
-			}
 		}
 	}
 }

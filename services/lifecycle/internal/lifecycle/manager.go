@@ -97,9 +97,10 @@ type core struct {
 	driver  target.Driver
 	log     *slog.Logger
 
-	hub    *hub
-	engine *engine.Engine[*run]
-	kick   chan struct{}
+	hub     *hub
+	feeding feeding
+	engine  *engine.Engine[*run]
+	kick    chan struct{}
 
 	mu sync.Mutex
 	// lastSweep spaces the orphan sweeps per service.
@@ -113,7 +114,7 @@ type core struct {
 func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, driver target.Driver) *Manager {
 	cfg.defaults()
 	if bundles != nil {
-		bundles = bundle.NewCache(bundles, 64)
+		bundles = &refetching{Bundles: bundle.NewCache(bundles, 64), repo: repo}
 	}
 	m := &core{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
@@ -159,6 +160,7 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	m.mu.Unlock()
 
 	var wg sync.WaitGroup
+	m.followStore(ctx, &wg)
 	if err := m.engine.Start(ctx, &wg); err != nil {
 		return nil, err
 	}
@@ -197,6 +199,9 @@ func (m *core) update(ctx context.Context, fn func(Tx) error) error {
 	})
 	if err != nil {
 		return err
+	}
+	if m.feeding.on.Load() {
+		return nil // the store's feed publishes every commit, this one too
 	}
 	for _, s := range rec.put {
 		m.hub.publish(eventOf(s, false, m.now()))
