@@ -42,8 +42,10 @@ func (h *held) hold() {
 func (h *held) let() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	close(h.release)
-	h.release = nil
+	if h.release != nil {
+		close(h.release)
+		h.release = nil
+	}
 }
 
 func (h *held) held() int {
@@ -133,6 +135,7 @@ func TestReplicasOwnershipTakeoverFencing(t *testing.T) {
 	frozen := &held{Driver: w.sim}
 	sim := w.sim
 	a := replica(proxy.URL(), frozen)
+	t.Cleanup(frozen.let) // before A stops, even when the test failed
 	replica(endpoint, sim)
 	replica(endpoint, sim)
 	w.box = a
@@ -175,7 +178,8 @@ func TestReplicasOwnershipTakeoverFencing(t *testing.T) {
 	}, func(gone bool) bool { return gone })
 	t.Logf("takeover: the delete finished %s after the owner was cut off (owner TTL %s)", time.Since(cut).Round(10*time.Millisecond), replicaTTL)
 	require.Empty(t, w.owned(t, id), "the other replica cleaned up the targets")
-	op := deleteOperation(t, raw, id)
+	op := poll(t, "the delete operation to be closed", 30*time.Second, func() journaled { return deleteOperation(t, raw, id) },
+		func(op journaled) bool { return op.Outcome != "Running" && op.Outcome != "Pending" })
 	require.Equal(t, "Succeeded", op.Outcome)
 	for _, s := range op.Steps {
 		require.Equal(t, "Succeeded", s.Status, "step %s", s.Name)

@@ -44,6 +44,10 @@ func openRecord(keys *seal.Keyring, rec store.Record) ([]byte, string, error) {
 	return plain, id, nil
 }
 
+// resealBatch bounds the records one Reseal transaction rewrites (etcd's
+// --max-txn-ops is 128 by default).
+const resealBatch = 100
+
 // Reseal rewrites every Secret resource not sealed by the primary key:
 // plain ones (encryption just turned on) and ones sealed by an older key
 // (after a rotation). It returns how many it rewrote.
@@ -53,34 +57,55 @@ func (r *Repo) Reseal(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, svc := range r.Services(ctx) {
-		err := r.Update(ctx, func(ltx lifecycle.Tx) error {
-			t := ltx.(*tx)
-			recs, err := t.stx.List(BucketResources, svc.ID+"|")
+		// Each pass rewrites up to resealBatch records and the next finds
+		// them done: a service with many Secrets takes several passes.
+		for {
+			done, err := r.resealPass(ctx, svc.ID)
+			n += done
 			if err != nil {
-				return err
+				return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
 			}
-			for _, rec := range recs {
-				plain, id, err := openRecord(r.keys, rec)
-				if err != nil {
-					return err
-				}
-				var res lifecycle.Resource
-				if err := json.Unmarshal(plain, &res); err != nil {
-					return fmt.Errorf("decode resource %s: %w", rec.Key, err)
-				}
-				if !sealed(&res) || id == r.keys.Primary() {
-					continue
-				}
-				if err := t.PutResource(&res); err != nil {
-					return err
-				}
-				n++
+			if done < resealBatch {
+				break
 			}
-			return nil
-		})
-		if err != nil {
-			return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
 		}
 	}
 	return n, nil
+}
+
+func (r *Repo) resealPass(ctx context.Context, serviceID string) (int, error) {
+	done := 0
+	err := r.Update(ctx, func(ltx lifecycle.Tx) error {
+		done = 0
+		t := ltx.(*tx)
+		recs, err := t.stx.List(BucketResources, serviceID+"|")
+		if err != nil {
+			return err
+		}
+		for _, rec := range recs {
+			if done == resealBatch {
+				return nil
+			}
+			plain, id, err := openRecord(r.keys, rec)
+			if err != nil {
+				return err
+			}
+			var res lifecycle.Resource
+			if err := json.Unmarshal(plain, &res); err != nil {
+				return fmt.Errorf("decode resource %s: %w", rec.Key, err)
+			}
+			if !sealed(&res) || id == r.keys.Primary() {
+				continue
+			}
+			if err := t.PutResource(&res); err != nil {
+				return err
+			}
+			done++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return done, nil
 }
