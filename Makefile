@@ -22,7 +22,7 @@ build:
 	@mkdir -p bin
 	go build -ldflags "-X github.com/vcfsm/vcfsm/cli/internal/vcfctl.Version=$(VERSION)" -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
 		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway \
-		./services/precheck/cmd/samplehook ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
+		./services/precheck/cmd/samplehook ./services/lifecycle/cmd/simulator ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
 
 ## test: every unit, contract and end-to-end test of every module
 test:

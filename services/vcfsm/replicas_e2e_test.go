@@ -13,9 +13,11 @@ import (
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore/etcdtest"
 	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/remote"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
@@ -70,10 +72,10 @@ func (h *held) Delete(ctx context.Context, k target.Key) error {
 	return h.Driver.Delete(ctx, k)
 }
 
-// newReplicas prepares lifecycle replicas sharing one simulated platform;
-// replica starts one (a whole all-in-one) on the given etcd with the given
-// target driver.
-func newReplicas(t *testing.T) (*world, func(etcd string, drv target.Driver) *onebox.Box) {
+// newReplicas prepares lifecycle replicas sharing one simulated platform
+// (w.sim); replica starts one (a whole all-in-one) on the given etcd, and
+// the options say how it reaches w.sim.
+func newReplicas(t *testing.T) (*world, func(etcd string, opts ...onebox.Option) *onebox.Box) {
 	t.Helper()
 	sim, err := simulator.Open(simulator.Config{Path: filepath.Join(t.TempDir(), "platform.db")})
 	require.NoError(t, err)
@@ -81,25 +83,52 @@ func newReplicas(t *testing.T) (*world, func(etcd string, drv target.Driver) *on
 	w := &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t), sim: sim}
 	inv := filepath.Join(t.TempDir(), "inventory.yaml")
 	require.NoError(t, os.WriteFile(inv, []byte(inventoryYAML), 0o600))
-	return w, func(etcd string, drv target.Driver) *onebox.Box {
-		return onebox.Start(t, func(c *app.Config) {
+	return w, func(etcd string, opts ...onebox.Option) *onebox.Box {
+		return onebox.Start(t, append([]onebox.Option{func(c *app.Config) {
 			c.Lifecycle.SourceRootCAs = w.tars.RootCAs()
 			c.Lifecycle.InventoryFile = inv
 			c.Lifecycle.ReconcileInterval = 100 * time.Millisecond
 			c.Lifecycle.StepTimeout = time.Minute
 			c.Lifecycle.Store, c.Lifecycle.EtcdEndpoints, c.Lifecycle.EtcdPrefix = "etcd", etcd, "/replicas/"
 			c.Lifecycle.OwnerTTL = replicaTTL
-			c.Lifecycle.WrapDriver = func(target.Driver) target.Driver { return drv }
-		})
+		}}, opts...)...)
 	}
 }
 
+// driving makes a replica use drv as its target driver, in process.
+func driving(drv target.Driver) onebox.Option {
+	return func(c *app.Config) {
+		c.Lifecycle.WrapDriver = func(target.Driver) target.Driver { return drv }
+	}
+}
+
+// serveTargets serves sim as a simulator server on 127.0.0.1 (what the
+// simulator binary runs) and returns its address.
+func serveTargets(t *testing.T, sim *simulator.Simulator) string {
+	t.Helper()
+	srv := grpcx.NewServer(grpcx.ServerConfig{})
+	remote.Register(srv, sim)
+	srv.MarkServing()
+	lis, err := grpcx.Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, lis, time.Second) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-served)
+	})
+	return lis.Addr().String()
+}
+
 // A watch opened on replica A reports the changes made through replica B,
-// and A's GET shows them: every replica's view follows the store.
+// and A's GET shows them: every replica's view follows the store. Both
+// reach the platform through the simulator server (--target-addr).
 func TestReplicasShareOneView(t *testing.T) {
 	endpoint := etcdtest.Start(t)
 	w, replica := newReplicas(t)
-	a, b := replica(endpoint, w.sim), replica(endpoint, w.sim)
+	targets := func(c *app.Config) { c.Lifecycle.TargetAddr = serveTargets(t, w.sim) }
+	a, b := replica(endpoint, targets), replica(endpoint, targets)
 	wa, wb := *w, *w
 	wa.box, wb.box = a, b
 
@@ -134,10 +163,10 @@ func TestReplicasOwnershipTakeoverFencing(t *testing.T) {
 	w, replica := newReplicas(t)
 	frozen := &held{Driver: w.sim}
 	sim := w.sim
-	a := replica(proxy.URL(), frozen)
+	a := replica(proxy.URL(), driving(frozen))
 	t.Cleanup(frozen.let) // before A stops, even when the test failed
-	replica(endpoint, sim)
-	replica(endpoint, sim)
+	replica(endpoint, driving(sim))
+	replica(endpoint, driving(sim))
 	w.box = a
 
 	id := w.installed(t, w.publish(t, v1))

@@ -71,6 +71,9 @@ type Config struct {
 	EtcdPrefix    string
 	// Etcd holds etcd's TLS and credentials.
 	Etcd EtcdAccess
+	// TargetAddr, when set, is the simulator server every replica shares;
+	// otherwise the simulated targets live in DataDir, in process.
+	TargetAddr string
 	// OwnerTTL is the lease of a replica's ownership on --store=etcd: a
 	// replica that dies or is cut off loses its operations and the
 	// controllers to another one after it (0: DefaultOwnerTTL).
@@ -102,6 +105,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RendererAddr, "renderer", "127.0.0.1:9093", "renderer service gRPC address")
 	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address")
 	fs.StringVar(&c.InventoryFile, "inventory-file", "", "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one")
+	fs.StringVar(&c.TargetAddr, "target-addr", "", "gRPC address of the simulator server (the simulator binary) shared by every replica; empty: simulated targets in --data-dir, in process")
 	fs.StringVar(&c.SimulatorSeed, "simulator-seed", "", "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
@@ -190,13 +194,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err := sealSecrets(ctx, cfg, repo, log); err != nil {
 		return nil, err
 	}
-	var seed *simulator.Seed
-	if cfg.SimulatorSeed != "" {
-		if seed, err = simulator.LoadSeed(cfg.SimulatorSeed); err != nil {
-			return nil, err
-		}
-	}
-	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
+	driver, err := s.openTargets(cfg)
+	if err != nil {
 		return nil, err
 	}
 	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
@@ -225,7 +224,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err := s.distribute(cfg, &mcfg); err != nil {
 		return nil, err
 	}
-	s.manager = lifecycle.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(s.sim))
+	s.manager = lifecycle.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(driver))
 	if err := s.loadInventoryFile(ctx, cfg.InventoryFile); err != nil {
 		return nil, err
 	}
@@ -326,7 +325,8 @@ func (s *Service) FencedWrites() int64 {
 	return 0
 }
 
-// Simulator is the simulated target driver (tests inject faults through it).
+// Simulator is the in-process simulated target driver (tests inject faults
+// through it); nil with --target-addr.
 func (s *Service) Simulator() *simulator.Simulator { return s.sim }
 
 // Close waits for the background work (its context must have ended) and
