@@ -73,10 +73,17 @@ func (o *Owners) current(ctx context.Context) (*concurrency.Session, error) {
 			return o.session, nil
 		}
 	}
-	ctx, cancel := o.s.requestContext(ctx)
+	// The lease is granted within the request timeout (a replica cut off
+	// from etcd gets an error, not a hang); the session then keeps it
+	// alive in the background until Close or until it expires.
+	rctx, cancel := o.s.requestContext(ctx)
 	defer cancel()
-	ttl := int((o.ttl + time.Second - 1) / time.Second)
-	sess, err := concurrency.NewSession(o.s.client, concurrency.WithTTL(ttl), concurrency.WithContext(context.WithoutCancel(ctx)))
+	ttl := int64((o.ttl + time.Second - 1) / time.Second)
+	lease, err := o.s.client.Grant(rctx, ttl)
+	if err != nil {
+		return nil, o.s.explain(ctx, "grant the owner lease", err)
+	}
+	sess, err := concurrency.NewSession(o.s.client, concurrency.WithLease(lease.ID), concurrency.WithTTL(int(ttl)), concurrency.WithContext(context.WithoutCancel(ctx)))
 	if err != nil {
 		return nil, o.s.explain(ctx, "start the owner session", err)
 	}
