@@ -101,3 +101,33 @@ func TestClaimsOwnershipAndTakeover(t *testing.T) {
 	require.Equal(t, []string{"running a", "succeeded a", "running b", "running b", "succeeded b", "running c", "succeeded c"}, log,
 		"resumed at the journaled step: a ran once, b again")
 }
+
+// activeHost lists its running operations cheaply (ActiveLister) and
+// offers nothing through Unfinished: a takeover can only come from Active.
+type activeHost struct {
+	*host
+	active []Key
+}
+
+func (a activeHost) Unfinished(context.Context) ([]Key, error)     { return nil, nil }
+func (a activeHost) Active(context.Context) ([]Key, error)         { return a.active, nil }
+func (a activeHost) Load(ctx context.Context, k Key) (*job, error) { return a.host.Load(ctx, k) }
+
+// The frequent takeover sweep uses the host's cheap list of running
+// operations when it has one.
+func TestTakeoverUsesActiveList(t *testing.T) {
+	h := newHost(func(context.Context, string, int) error { return nil })
+	k := Key{Service: "s1", Operation: "op1"}
+	h.jobs[k] = &job{kind: "delete", names: []string{"a"}, done: make([]bool, 1)}
+	table := &memClaims{owners: map[string]string{}, lose: map[string]context.CancelFunc{}}
+	e := New[*job](Config{Claims: replicaClaims{table, "r2"}, ClaimSweep: 10 * time.Millisecond,
+		StepTimeout: func(string) time.Duration { return 10 * time.Second }, Workers: 1, SweepEvery: time.Hour}, activeHost{h, []Key{k}})
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	require.NoError(t, e.Start(ctx, &wg))
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	require.Eventually(t, func() bool {
+		_, _, ok, _ := h.snapshot()
+		return ok[k]
+	}, 10*time.Second, 5*time.Millisecond, "the operation listed by Active was taken over")
+}

@@ -169,19 +169,40 @@ func (e *Engine[J]) Start(ctx context.Context, wg *sync.WaitGroup) error {
 	return nil
 }
 
+// ActiveLister is what a Host may add so the frequent takeover sweep need
+// not read every operation: Active lists, cheaply, the operations its
+// services say are running.
+type ActiveLister interface {
+	Active(ctx context.Context) ([]Key, error)
+}
+
+// fullSweepEvery: with an ActiveLister, every so many takeover sweeps
+// still read every unfinished operation (one whose service record is
+// already gone, at the end of a delete).
+const fullSweepEvery = 10
+
 // takeOver queues, every ClaimSweep, the unfinished operations this
 // replica does not run: those whose owner died are claimed by the first
 // replica to get there; the others are refused by their live owner's claim.
 func (e *Engine[J]) takeOver(ctx context.Context) {
 	t := time.NewTicker(e.cfg.ClaimSweep)
 	defer t.Stop()
-	for {
+	active, cheap := any(e.host).(ActiveLister)
+	for n := 1; ; n++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			e.sweep(ctx)
 		}
+		if !cheap || n%fullSweepEvery == 0 {
+			e.sweep(ctx)
+			continue
+		}
+		keys, err := active.Active(ctx)
+		if err != nil {
+			continue
+		}
+		e.enqueueIdle(keys)
 	}
 }
 
@@ -231,6 +252,11 @@ func (e *Engine[J]) sweep(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	e.enqueueIdle(keys)
+}
+
+// enqueueIdle queues the operations among keys this replica is not running.
+func (e *Engine[J]) enqueueIdle(keys []Key) {
 	for _, k := range keys {
 		e.mu.Lock()
 		busy := e.running[k]
@@ -270,6 +296,11 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 	}
 	defer release()
 	if e.cfg.Claims != nil {
+		// Finished or stuck operations are not worth a claim (the
+		// takeover sweep offers them again and again).
+		if j, err := e.host.Load(ctx, k); err != nil || !j.Runnable() {
+			return
+		}
 		claimed, unclaim, err := e.cfg.Claims.Claim(ctx, k.Service)
 		switch {
 		case errors.Is(err, ErrClaimed):

@@ -116,6 +116,18 @@ func (j journal) Unfinished(ctx context.Context) ([]engine.Key, error) {
 	return keys, nil
 }
 
+// Active lists the operations the services in the view say are running:
+// the engine's frequent takeover sweep reads memory, not the journal.
+func (j journal) Active(ctx context.Context) ([]engine.Key, error) {
+	var keys []engine.Key
+	for _, svc := range j.m.repo.Services(ctx) {
+		if svc.ActiveOperation != "" {
+			keys = append(keys, engine.Key{Service: svc.ID, Operation: svc.ActiveOperation})
+		}
+	}
+	return keys, nil
+}
+
 func (j journal) StepRunning(ctx context.Context, r *run, i int) (time.Time, error) {
 	if err := j.m.saveStep(ctx, r, i, StepRunning, ""); err != nil {
 		return time.Time{}, err
