@@ -64,12 +64,20 @@ func (r *run) StepDone(i int) bool {
 type blockedError struct {
 	errType string
 	err     error
+	// details are shown in errorDetails after the failure itself: every
+	// result of the check that blocked (errors, warnings and infos).
+	details []ErrorDetail
 }
 
 func (b *blockedError) Error() string { return b.err.Error() }
 func (b *blockedError) Unwrap() error { return b.err }
 
 func blocked(errType string, err error) error { return &blockedError{errType: errType, err: err} }
+
+// blockedWith is blocked, keeping every result of the check that blocked.
+func blockedWith(errType string, err error, details []ErrorDetail) error {
+	return &blockedError{errType: errType, err: err, details: details}
+}
 
 // retryable: a peer or target that is down, unless the step said the
 // failure is final.
@@ -251,9 +259,10 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 	}
 	m.log.Warn("operation failed", "service", op.ServiceID, "operation", op.ID, "type", op.Type, "step", op.Steps[i].Name, "outcome", outcome, "error", cause)
 	errType := ErrTypeInstall
+	var details []ErrorDetail
 	var b *blockedError
 	if errors.As(cause, &b) {
-		errType = b.errType
+		errType, details = b.errType, b.details
 	}
 	err := m.closeOperation(ctx, op, func(svc *Service) {
 		if svc.ActiveOperation == op.ID && outcome != OutcomeStuck {
@@ -261,6 +270,7 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 		}
 		svc.ErrorDetails = append(withoutType(svc.ErrorDetails, errType), ErrorDetail{Type: errType, Severity: SeverityError,
 			Message: fmt.Sprintf("%s failed at step %s: %v", op.Type, op.Steps[i].Name, cause)})
+		svc.ErrorDetails = append(svc.ErrorDetails, details...)
 		if outcome == OutcomeStuck {
 			svc.ErrorDetails = append(svc.ErrorDetails, ErrorDetail{Type: errType, Severity: SeverityError,
 				Message: fmt.Sprintf("%s is stuck at step %s; recover with POST /rollback or DELETE ?forceDelete=true", op.Type, op.Steps[i].Name)})

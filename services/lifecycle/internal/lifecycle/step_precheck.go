@@ -85,7 +85,7 @@ func (m *core) prechecks(ctx context.Context, svc *Service, b *bundle.Bundle, re
 }
 
 func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered, version string) (*PreCheckReport, error) {
-	resources, err := resourcesFrom(svc, version, rend.Resources, m.now())
+	resources, err := resourcesFrom(svc, version, rend.Resources, rend.supervisors(), m.now())
 	if err != nil {
 		return nil, blocked(ErrTypeInstall, err)
 	}
@@ -93,7 +93,7 @@ func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bun
 	if err != nil {
 		return nil, err
 	}
-	pf, err := m.platformFacts(ctx, targetSupervisors(rend.Resources))
+	pf, err := m.platformFacts(ctx, rend.supervisors())
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,161 @@
+package vcfsm_test
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
+)
+
+// "orion" is a service made only of VCF Automation kinds plus a hook CA
+// Secret, each linked to us-west-1 with the link-region label: no resource
+// names a Supervisor (issue 16 §1, §2).
+const orionName = "orion.galaxy.com"
+
+const orionHookHost = "orion-hook.svc-orion-galaxy-com.svc.cluster.local"
+
+const orionTemplate = `---
+apiVersion: services.vcfa.broadcom.com/v2
+kind: GlobalRole
+metadata:
+  labels:
+    services.vcfa.broadcom.com/name: orion-admin
+    services.vcfa.broadcom.com/link-region: us-west-1
+spec:
+  name: Orion Administrator %[1]s
+  rights: [RIGHT_ORGANIZATION_VIEW]
+  scope: {allTenants: true}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: hook-ca
+  labels:
+    services.vcfa.broadcom.com/link-region: us-west-1
+stringData:
+  ca.crt: |
+%[2]s
+`
+
+// publishOrion publishes an orion version whose hook CA is caPEM.
+func (w *world) publishOrion(t *testing.T, version string, annotations map[string]string, caPEM []byte) string {
+	t.Helper()
+	indented := "    " + strings.ReplaceAll(strings.TrimSpace(string(caPEM)), "\n", "\n    ")
+	spec := bundletest.BundleSpec{
+		Name: orionName, Version: version, DisplayName: "Orion", ProviderName: "Broadcom", Annotations: annotations,
+		ValuesSchema: map[string]any{"title": "orion values schema", "properties": map[string]any{}},
+		ConfigFiles: map[string]string{
+			"values.yml":      "#@data/values\n---\n{}\n",
+			"lib.star":        "def unused():\n    return 0\nend\n",
+			"server.lib.yml":  "#@ def unused():\n#@ end\n",
+			"vcf-service.yml": fmt.Sprintf(orionTemplate, version, indented),
+		},
+	}
+	dir := bundletest.NewBundleDir(t, spec)
+	bundletest.PushBundle(t, w.reg, dir, "orion-bundle:"+version)
+	tar := bundletest.CopyToTar(t, w.reg, w.reg.Ref("orion-bundle:"+version))
+	name := "orion-" + version + ".tar"
+	w.tars.Add(name, tar)
+	return w.tars.URL(name)
+}
+
+// newHTTPSHook serves the hook over HTTPS with a certificate for the
+// hook's in-cluster name, signed by ca.
+func newHTTPSHook(t *testing.T, ca *bundletest.CA) *hookServer {
+	h := newHook(t)
+	h.Close()
+	srv := httptest.NewUnstartedServer(h.Config.Handler)
+	srv.TLS = ca.ServerTLS()
+	srv.TLS.MinVersion = tls.VersionTLS12
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	h.Server = srv
+	return h
+}
+
+// A package's Supervisor-version constraint is checked against the
+// Supervisors of the region its resources link to, even when no resource
+// names a Supervisor: us-west-1 runs 9.0, so ">=9.9.0.0" refuses it.
+func TestSupervisorConstraintOfRegionLinkedService(t *testing.T) {
+	w := newWorld(t)
+	ca := bundletest.NewCA(t)
+	src := w.publishOrion(t, "1.0.0", map[string]string{"appplatform.vmware.com/supervisor-version-constraints": ">=9.9.0.0"}, ca.PEM)
+	id := w.create(t, src)
+	w.waitStatus(t, id, "Unresolved")
+	w.activate(t, id)
+	v := poll(t, "the activation to be refused", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+		return v.State != nil && anyError(v, ">=9.9.0.0")
+	})
+	require.NotEqual(t, "Healthy", v.Status)
+	require.Contains(t, fmt.Sprint(v.State.ErrorDetails), "supervisor-vc1", "the Supervisor of the linked region is named")
+}
+
+// A region-linked hook CA Secret lands in the service's namespace on the
+// region's Supervisors, so an https hook is reached with it; a blocked
+// upgrade shows every result the hook returned (§2, §3); every resource
+// in state has a name, a namespace and a status (§5).
+func TestRegionLinkedSecretServesHTTPSHook(t *testing.T) {
+	ca := bundletest.NewCA(t, orionHookHost)
+	hook := newHTTPSHook(t, ca)
+	w := newWorld(t, func(c *app.Config) {
+		c.Precheck.Resolve = []string{orionHookHost + "=" + hook.Listener.Addr().String()}
+	})
+	annotations := map[string]string{
+		"appplatform.vmware.com/compatibility-check_service":   "orion-hook",
+		"appplatform.vmware.com/compatibility-check_url":       "precheck/v1",
+		"appplatform.vmware.com/compatibility-check_method":    "POST",
+		"appplatform.vmware.com/compatibility-check_port":      "443",
+		"appplatform.vmware.com/compatibility-check_protocol":  "https",
+		"appplatform.vmware.com/compatibility-check_ca_secret": "hook-ca",
+		"appplatform.vmware.com/compatibility-check_data":      `{"check":"ready"}`,
+	}
+	id := w.installed(t, w.publishOrion(t, "1.0.0", annotations, ca.PEM))
+
+	v := w.get(t, id)
+	var secretsOn []string
+	for _, r := range v.State.Resources {
+		require.NotEmpty(t, r.Name, "%+v", r)
+		require.Equal(t, "svc-orion-galaxy-com", r.Namespace, "%s %s has the service's namespace", r.Type, r.Name)
+		require.NotEmpty(t, r.Status, "%+v", r)
+		if r.Type == "Secret" {
+			secretsOn = append(secretsOn, r.Supervisor)
+		}
+	}
+	require.Equal(t, []string{"supervisor-vc1"}, secretsOn, "the Secret goes to us-west-1's Supervisor only")
+
+	hook.answer(200, `{"results":[{"severity":"error","message":"backing PVC is not bound"},`+
+		`{"severity":"Warning","message":"disk 91% full"},{"severity":"info","message":"3 replicas ready"}]}`)
+	src2 := w.publishOrion(t, "1.1.0", annotations, ca.PEM)
+	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	v = poll(t, "the upgrade to be refused", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+		return v.State != nil && anyError(v, "backing PVC is not bound")
+	})
+	got := map[string]string{}
+	for _, d := range v.State.ErrorDetails {
+		got[d.Message] = d.Severity
+	}
+	require.Equal(t, "ERROR", got["backing PVC is not bound"], "%+v", v.State.ErrorDetails)
+	require.Equal(t, "WARN", got["disk 91% full"], "%+v", v.State.ErrorDetails)
+	require.Equal(t, "INFO", got["3 replicas ready"], "%+v", v.State.ErrorDetails)
+	ops := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/history", nil)
+	require.Equal(t, http.StatusOK, ops.Status, "%s", ops.Body)
+	require.Contains(t, string(ops.Body), "disk 91% full", "the operation's record carries the warning too")
+
+	hook.answer(200, `{"results":[{"severity":"INFO","message":"fine"}]}`)
+	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	v = poll(t, "the upgrade through the https hook", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+		return v.Version == "1.1.0" && v.Status == "Healthy"
+	})
+	require.Equal(t, "active", v.LifecycleState)
+	hook.mu.Lock()
+	defer hook.mu.Unlock()
+	require.Contains(t, strings.Join(hook.got, "\n"), `{"check":"ready"}`, "the hook was reached over https")
+}
