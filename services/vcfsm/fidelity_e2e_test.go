@@ -159,3 +159,22 @@ func TestRegionLinkedSecretServesHTTPSHook(t *testing.T) {
 	defer hook.mu.Unlock()
 	require.Contains(t, strings.Join(hook.got, "\n"), `{"check":"ready"}`, "the hook was reached over https")
 }
+
+// Paging and query-parameter errors name the REST parameter (§4).
+func TestRESTParameterErrors(t *testing.T) {
+	w := newWorld(t)
+	for q, want := range map[string]string{
+		"page=0":              "query parameter page: 0 is not a page",
+		"pageSize=abc":        `query parameter pageSize: \"abc\" is not a number`,
+		"sortAsc=x&sortAsc=y": "query parameter sortAsc is given more than once",
+		"state=maybe":         `query parameter state: \"maybe\" is not a boolean`,
+	} {
+		resp := w.box.Do(t, http.MethodGet, "/v2/vcf-services?"+q, nil)
+		require.Equal(t, http.StatusBadRequest, resp.Status, "%s: %s", q, resp.Body)
+		require.Contains(t, string(resp.Body), want, q)
+		require.NotContains(t, string(resp.Body), "page_size", q)
+	}
+	resp := w.box.Do(t, http.MethodDelete, "/v2/vcf-services/urn:vcloud:entity:broadcom:vcfService:x?forceDelete=yes", nil)
+	require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
+	require.Contains(t, string(resp.Body), "query parameter forceDelete")
+}

@@ -74,7 +74,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	root := http.NewServeMux()
 	root.HandleFunc("GET /v2/openapi.json", serveOpenAPI)
 	root.HandleFunc("GET "+VCFAPrefix+"/v2/openapi.json", serveOpenAPI)
-	root.Handle("/", stripVCFAPrefix(escapeSemicolons(mux)))
+	root.Handle("/", stripVCFAPrefix(escapeSemicolons(checkPaging(mux))))
 	return newGuard(root, opts.Tokens, limits, log), nil
 }
 
@@ -141,7 +141,7 @@ func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
 		}
 		log.DebugContext(ctx, "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, restQueryError(err))
 	}
 }
 
