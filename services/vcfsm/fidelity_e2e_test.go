@@ -178,3 +178,40 @@ func TestRESTParameterErrors(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
 	require.Contains(t, string(resp.Body), "query parameter forceDelete")
 }
+
+// A depot that announces a tarball and then sends almost nothing is given
+// up within the stall bounds: the registration fails with a DownloadTask
+// ERROR saying the transfer stalled after how many bytes (§6), and
+// state.operation says the operation failed at the download step (§7).
+func TestStalledRegistrationFails(t *testing.T) {
+	w := newWorld(t, func(c *app.Config) {
+		c.Lifecycle.DownloadStall.Timeout = 300 * time.Millisecond
+		c.Lifecycle.DownloadStall.MinRate = 10 << 10
+		c.Lifecycle.DownloadStall.Window = 400 * time.Millisecond
+	})
+	w.tars.Handle("drip.tar", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		rw.Header().Set("Content-Length", "1048576")
+		rw.WriteHeader(http.StatusOK)
+		_, _ = rw.Write(make([]byte, 64))
+		rw.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(20 * time.Second):
+		}
+	}))
+	id := w.create(t, w.tars.URL("drip.tar"))
+	v := poll(t, "the registration to fail", 30*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+		return v.State != nil && v.State.Operation != nil && v.State.Operation.Outcome == "Failed"
+	})
+	found := false
+	for _, d := range v.State.ErrorDetails {
+		if d.Type == "DownloadTask" && d.Severity == "ERROR" && strings.Contains(d.Message, "the transfer stalled: no data for 300ms after 64 bytes") {
+			found = true
+		}
+	}
+	require.True(t, found, "%+v", v.State.ErrorDetails)
+	require.Equal(t, "download", v.State.Operation.Step)
+	require.Contains(t, v.State.Operation.Message, "failed at step download: ")
+	require.Contains(t, v.State.Operation.Message, "the transfer stalled")
+	require.NotEqual(t, "Busy", v.Status)
+}

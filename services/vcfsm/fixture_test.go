@@ -318,7 +318,8 @@ type stateView struct {
 		Checks             []struct{ Name, Status, Message string }
 	} `json:"resourceChecks"`
 	Operation *struct {
-		Type, Step, Message string
+		Type, Step, Message, Outcome string
+		Percent                      int
 	} `json:"operation"`
 	OrphanedResources []struct{ Type, Name, Message string } `json:"orphanedResources"`
 }

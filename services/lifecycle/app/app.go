@@ -64,6 +64,9 @@ type Config struct {
 	SourceRootCAs *x509.CertPool
 	// BundleLimits bound downloads and extraction (zero: defaults).
 	BundleLimits BundleLimits
+	// DownloadStall gives up bundle downloads that make no progress; a
+	// zero field disables its check.
+	DownloadStall bundle.Stall
 	// Store is "bolt" (embedded, the default) or "etcd".
 	Store string
 	// EtcdEndpoints and EtcdPrefix locate the etcd store.
@@ -89,6 +92,25 @@ func (c Config) wrapDriver(d target.Driver) target.Driver {
 	return c.WrapDriver(d)
 }
 
+// stallBounds turns the flags' "0 disables" into the fetcher's negative
+// fields; a Config built in code without them gets the defaults.
+func stallBounds(s bundle.Stall) bundle.Stall {
+	if s == (bundle.Stall{}) {
+		return s
+	}
+	off := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	s.Timeout, s.Window = off(s.Timeout), off(s.Window)
+	if s.MinRate == 0 {
+		s.MinRate = -1
+	}
+	return s
+}
+
 // RegisterFlags binds the configuration to flags; cli.Parse also reads
 // each from VCFSM_<FLAG_NAME> and the config file.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
@@ -105,6 +127,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.BundleLimits.MaxBundleBytes, "bundle-max-bytes", 0, "largest extracted bundle tree (0: 64 MiB)")
 	fs.IntVar(&c.BundleLimits.MaxFiles, "bundle-max-files", 0, "most files in a bundle tree (0: 4096)")
 	fs.Int64Var(&c.BundleLimits.MaxFileBytes, "bundle-max-file-bytes", 0, "largest single file in a bundle tree (0: 16 MiB)")
+	fs.DurationVar(&c.DownloadStall.Timeout, "download-stall-timeout", bundle.DefaultStallTimeout, "give a bundle download (tarball or registry pull) up when no byte arrives for this long (0: never)")
+	fs.Int64Var(&c.DownloadStall.MinRate, "download-min-rate", bundle.DefaultMinRate, "bytes per second a bundle download must average over --download-rate-window (0: no floor)")
+	fs.DurationVar(&c.DownloadStall.Window, "download-rate-window", bundle.DefaultRateWindow, "window over which --download-min-rate is measured")
 	fs.StringVar(&c.Store, "store", "bolt", "entity store: bolt (embedded file in --data-dir) or etcd")
 	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs for --store=etcd")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", "/vcfsm/lifecycle/", "key prefix in etcd")
@@ -205,7 +230,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		AllowInsecure: cfg.AllowInsecureSources, Limits: bundle.Limits{
 			MaxDownloadBytes: cfg.BundleLimits.MaxDownloadBytes, MaxBundleBytes: cfg.BundleLimits.MaxBundleBytes,
 			MaxFiles: cfg.BundleLimits.MaxFiles, MaxFileBytes: cfg.BundleLimits.MaxFileBytes,
-		}})
+		}, Stall: stallBounds(cfg.DownloadStall)})
 	if err != nil {
 		return nil, err
 	}

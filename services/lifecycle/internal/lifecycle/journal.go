@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -275,9 +276,15 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 			svc.ErrorDetails = append(svc.ErrorDetails, ErrorDetail{Type: errType, Severity: SeverityError,
 				Message: fmt.Sprintf("%s is stuck at step %s; recover with POST /rollback or DELETE ?forceDelete=true", op.Type, op.Steps[i].Name)})
 		}
-		if svc.Progress != nil && svc.Progress.OperationID == op.ID {
-			svc.Progress.Outcome = outcome
+		if svc.Progress == nil || svc.Progress.OperationID != op.ID {
+			svc.Progress = &Progress{OperationID: op.ID, Type: op.Type}
 		}
+		// state.operation says how the operation ended and where, not the
+		// last progress message of the step that failed.
+		svc.Progress.Outcome = outcome
+		svc.Progress.Step = op.Steps[i].Name
+		svc.Progress.Message = fmt.Sprintf("%s at step %s: %v", strings.ToLower(outcome), op.Steps[i].Name, cause)
+		svc.Progress.Percent = max(svc.Progress.Percent, 0)
 		if def, ok := operations[op.Type]; ok {
 			def.onFailure(svc, op, outcome)
 		}
