@@ -246,7 +246,7 @@ func (a *App) versionCmd() *cobra.Command {
 		Short: "Print vcfctl's version",
 		Args:  exactArgs(),
 		RunE: func(_ *cobra.Command, _ []string) error {
-			a.printf("vcfctl %s\n", Version)
+			a.printf("%s\n", versionLine())
 			return nil
 		},
 	}

@@ -194,7 +194,8 @@ func TestWalkthrough(t *testing.T) {
 		t.Fatal("the table watch did not end with the deletion")
 	}
 
-	require.Regexp(t, `^vcfctl \S+\n$`, w.ok(t, "version"))
+	require.Regexp(t, `^vcfctl \S+ \(commit \S+, go\S+\)\n$`, w.ok(t, "version"))
+	require.Equal(t, w.ok(t, "version"), w.ok(t, "--version"))
 	require.Contains(t, w.ok(t, "completion", "bash"), "bash completion")
 	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "frobnicate").code)
 }
