@@ -68,6 +68,15 @@ func TestBinaryStartsAndStopsGracefully(t *testing.T) {
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
+	// A second process on the same data directory is told which file
+	// another process holds, instead of "open …: timeout" (issue 16 §7).
+	second := exec.Command(bin, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	second.Dir = dir
+	out, err = second.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Regexp(t, `data/\S+\.db is locked by another process using the same data directory`, string(out))
+	require.NotContains(t, string(out), ": timeout")
+
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
