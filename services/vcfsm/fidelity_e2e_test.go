@@ -177,6 +177,28 @@ func TestRESTParameterErrors(t *testing.T) {
 	resp := w.box.Do(t, http.MethodDelete, "/v2/vcf-services/urn:vcloud:entity:broadcom:vcfService:x?forceDelete=yes", nil)
 	require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
 	require.Contains(t, string(resp.Body), "query parameter forceDelete")
+
+	// One clean sentence: no transport noise after it (§7).
+	resp = w.box.Do(t, http.MethodPost, "/v2/vcf-services", map[string]any{"source": ""})
+	require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
+	var body struct{ Message string }
+	resp.JSON(t, &body)
+	require.Contains(t, body.Message, "source is required")
+	require.False(t, strings.HasSuffix(body.Message, ": invalid argument"), body.Message)
+	resp = w.box.Do(t, http.MethodPost, "/v2/vcf-services", map[string]any{"source": "https://127.0.0.1:1/x.tar"})
+	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+	var created svcView
+	resp.JSON(t, &created)
+	resp = w.box.Do(t, http.MethodPatch, "/v2/vcf-services/"+created.ID, []byte(`{"lifecycleState":"active"}`))
+	require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
+	resp.JSON(t, &body)
+	require.NotContains(t, body.Message, "failed precondition", body.Message)
+	v := poll(t, "the registration to fail", 30*time.Second, func() svcView { return w.get(t, created.ID) }, func(v svcView) bool {
+		return v.State != nil && v.State.Operation != nil && v.State.Operation.Outcome == "Failed"
+	})
+	for _, d := range v.State.ErrorDetails {
+		require.Equal(t, 1, strings.Count(d.Message, "https://127.0.0.1:1/x.tar"), "the source is named once: %s", d.Message)
+	}
 }
 
 // A depot that announces a tarball and then sends almost nothing is given

@@ -128,6 +128,12 @@ func classifyNetError(ctx context.Context, what string, err error) error {
 		}
 		return fmt.Errorf("%s: %w", what, ctxErr)
 	}
+	// what names the request already; net/http's *url.Error would repeat
+	// it ("GET u: Get \"u\": …").
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
 	var unknownCA x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	var invalid x509.CertificateInvalidError

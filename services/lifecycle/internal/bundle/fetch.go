@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"io"
 	"os"
 	"path/filepath"
@@ -77,6 +78,9 @@ func (f *Fetcher) Fetch(ctx context.Context, source string, progress Progress) (
 		b, err = f.fetchOCI(ctx, source, ps, rep)
 	}
 	if err != nil {
+		if strings.Contains(err.Error(), source) {
+			return nil, err // it names the source already: say it once
+		}
 		return nil, fmt.Errorf("fetch %s: %w", source, err)
 	}
 	rep.report(StepDone, 100)
