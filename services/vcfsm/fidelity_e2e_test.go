@@ -1,8 +1,11 @@
 package vcfsm_test
 
 import (
+	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -236,4 +239,51 @@ func TestStalledRegistrationFails(t *testing.T) {
 	require.Contains(t, v.State.Operation.Message, "failed at step download: ")
 	require.Contains(t, v.State.Operation.Message, "the transfer stalled")
 	require.NotEqual(t, "Busy", v.Status)
+}
+
+// readWatch reads a watch stream to its end and returns its statuses.
+func (w *world) readWatch(t *testing.T, id, query string) []event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.box.URL+"/v2/vcf-services/"+id+"/watch?"+query, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer onebox-test-token-0123456789abcdef")
+	resp, err := w.box.Client.Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var out []event
+	dec := json.NewDecoder(resp.Body)
+	for {
+		var m struct {
+			Result event                     `json:"result"`
+			Error  *struct{ Message string } `json:"error"`
+		}
+		if err := dec.Decode(&m); err != nil {
+			require.ErrorIs(t, err, io.EOF, "the stream ended by itself, not by the deadline")
+			return out
+		}
+		require.Nil(t, m.Error)
+		out = append(out, m.Result)
+	}
+}
+
+// watch?until=<status> ends the stream when the service gets there, or
+// when its operation fails (§7).
+func TestWatchUntil(t *testing.T) {
+	w := newWorld(t)
+	id := w.create(t, w.publish(t, v1))
+	evs := w.readWatch(t, id, "until=Unresolved")
+	require.Equal(t, "Unresolved", evs[len(evs)-1].Status)
+	w.activate(t, id)
+	evs = w.readWatch(t, id, "until=Healthy")
+	require.Equal(t, "Healthy", evs[len(evs)-1].Status)
+
+	failing := w.create(t, "https://127.0.0.1:1/x.tar")
+	evs = w.readWatch(t, failing, "until=Ready")
+	require.NotEqual(t, "Ready", evs[len(evs)-1].Status, "the failed registration ended the stream")
+
+	resp := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/watch?until=Sleeping", nil)
+	require.Contains(t, string(resp.Body), `until: \"Sleeping\" is not a status`)
 }
