@@ -12,9 +12,14 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 
 .PHONY: run build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
-## run: start the all-in-one (all services, embedded bbolt store, no setup)
+## run: start the all-in-one (all services, embedded bbolt store, no setup);
+## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
 run:
-	go run ./services/vcfsm/cmd/vcfsm
+	go run ./services/vcfsm/cmd/vcfsm $(ARGS)
+
+## docs: regenerate docs/configuration.md from every binary's flag set
+docs:
+	cd services/vcfsm && go test -count=1 -run TestConfigurationDoc -update-docs .
 
 ## build: build every binary into bin/ (vcfctl reports VERSION)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)

@@ -41,12 +41,10 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	if fs.Lookup(ConfigFlag) == nil {
 		fs.String(ConfigFlag, "", "file of flag values, one 'name value' per line")
 	}
-	if fs.Usage == nil {
-		fs.Usage = func() {
-			fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
-			fs.PrintDefaults()
-			fmt.Fprintf(fs.Output(), "  -%s\n    \tprint the version, commit and Go version, then exit\n", VersionFlag)
-		}
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+		fmt.Fprintf(fs.Output(), "  -%s\n    \tprint the version, commit and Go version, then exit\n", VersionFlag)
 	}
 	err := ff.Parse(fs, args,
 		ff.WithEnvVarPrefix(EnvPrefix),

@@ -69,12 +69,8 @@ func TestNoSecretInOutput(t *testing.T) {
 // and exits 0 without starting (issue 16 §7); VCFSM_VERSION in the
 // environment is not mistaken for it.
 func TestEveryBinaryAnswersVersion(t *testing.T) {
-	dir := t.TempDir()
-	pkgs := []string{"./cmd/vcfsm", "./cmd/devcerts", "../lifecycle/cmd/lifecycle", "../lifecycle/cmd/demodepot",
-		"../compatibility/cmd/compatibility", "../renderer/cmd/renderer", "../precheck/cmd/precheck",
-		"../gateway/cmd/gateway", "../precheck/cmd/samplehook", "../../cli/cmd/vcfctl"}
-	out, err := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...).CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	dir := buildBinaries(t)
+	pkgs := binaries
 	for _, p := range pkgs {
 		name := filepath.Base(p)
 		cmd := exec.Command(filepath.Join(dir, name), "--version")
@@ -85,7 +81,7 @@ func TestEveryBinaryAnswersVersion(t *testing.T) {
 	}
 	cmd := exec.Command(filepath.Join(dir, "devcerts"), "--dir", filepath.Join(t.TempDir(), "tls"))
 	cmd.Env = append(os.Environ(), "VCFSM_VERSION=v9-image-tag")
-	out, err = cmd.CombinedOutput()
+	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	require.NotContains(t, string(out), "commit", "VCFSM_VERSION is not --version")
 }
