@@ -287,3 +287,20 @@ func TestWatchUntil(t *testing.T) {
 	resp := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/watch?until=Sleeping", nil)
 	require.Contains(t, string(resp.Body), `until: \"Sleeping\" is not a status`)
 }
+
+// A Supervisor upgrade is checked against a service whose resources only
+// link to the Supervisor's region; the other region's Supervisor is not
+// one of its Supervisors (§1).
+func TestSupervisorUpgradeOfRegionLinkedService(t *testing.T) {
+	w := newWorld(t)
+	ca := bundletest.NewCA(t)
+	w.installed(t, w.publishOrion(t, "1.0.0", map[string]string{"appplatform.vmware.com/supervisor-version-constraints": "<9.5.0.0"}, ca.PEM))
+	bad := w.box.Do(t, http.MethodPost, "/v2/supervisors/supervisor-vc1/upgrade-check", map[string]any{"targetVersion": "9.6.0.0"})
+	require.Equal(t, http.StatusOK, bad.Status, "%s", bad.Body)
+	require.Contains(t, string(bad.Body), `"blocked":true`)
+	require.Contains(t, string(bad.Body), orionName)
+	other := w.box.Do(t, http.MethodPost, "/v2/supervisors/supervisor-eu1/upgrade-check", map[string]any{"targetVersion": "9.6.0.0"})
+	require.Equal(t, http.StatusOK, other.Status, "%s", other.Body)
+	require.Contains(t, string(other.Body), `"blocked":false`)
+	require.NotContains(t, string(other.Body), orionName, "eu-central-1 is not linked")
+}
