@@ -35,16 +35,16 @@ func EnvName(flagName string) string {
 // stdout and exits 0, as -h prints usage and exits.
 func Parse(fs *flag.FlagSet, args []string) error {
 	if VersionAsked(args) {
-		fmt.Fprintln(os.Stdout, Version(fs.Name()))
+		_, _ = fmt.Fprintln(os.Stdout, Version(fs.Name()))
 		os.Exit(0)
 	}
 	if fs.Lookup(ConfigFlag) == nil {
 		fs.String(ConfigFlag, "", "file of flag values, one 'name value' per line")
 	}
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+		_, _ = fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
 		fs.PrintDefaults()
-		fmt.Fprintf(fs.Output(), "  -%s\n    \tprint the version, commit and Go version, then exit\n", VersionFlag)
+		_, _ = fmt.Fprintf(fs.Output(), "  -%s\n    \tprint the version, commit and Go version, then exit\n", VersionFlag)
 	}
 	err := ff.Parse(fs, args,
 		ff.WithEnvVarPrefix(EnvPrefix),
