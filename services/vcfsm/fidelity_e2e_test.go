@@ -236,6 +236,7 @@ func TestStalledRegistrationFails(t *testing.T) {
 	}
 	require.True(t, found, "%+v", v.State.ErrorDetails)
 	require.Equal(t, "download", v.State.Operation.Step)
+	require.GreaterOrEqual(t, v.State.Operation.Percent, 0, "not the download's unknown -1")
 	require.Contains(t, v.State.Operation.Message, "failed at step download: ")
 	require.Contains(t, v.State.Operation.Message, "the transfer stalled")
 	require.NotEqual(t, "Busy", v.Status)
