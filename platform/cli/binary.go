@@ -7,6 +7,9 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/vcfsm/vcfsm/platform/observability"
 )
 
 // Service is a built service a Binary serves.
@@ -30,8 +33,9 @@ type Binary struct {
 	// development token.
 	DataDir func() string
 	// Start builds and starts the service; peerToken is what it sends to
-	// other services. The service stops when ctx ends.
-	Start func(ctx context.Context, log *slog.Logger, peerToken string) (Service, error)
+	// other services, tel its metrics and tracing. The service stops when
+	// ctx ends.
+	Start func(ctx context.Context, log *slog.Logger, peerToken string, tel *observability.Telemetry) (Service, error)
 }
 
 // Main runs the binary and exits non-zero on error.
@@ -49,6 +53,7 @@ func (b Binary) run(args []string) error {
 	b.RegisterFlags(fs)
 	env := "VCFSM_" + strings.ToUpper(b.Name) + "_LISTEN"
 	listen := fs.String("listen", EnvOr(env, b.DefaultListen), "gRPC listen address (env "+env+")")
+	metricsListen := fs.String("metrics-listen", EnvOr("VCFSM_METRICS_LISTEN", ""), "address serving Prometheus /metrics, e.g. 127.0.0.1:9100; empty: no metrics listener (env VCFSM_METRICS_LISTEN)")
 	dataDir := b.DataDir
 	if dataDir == nil {
 		dir := fs.String("data-dir", EnvOr("VCFSM_DATA_DIR", "./data"), "directory holding the development token (env VCFSM_DATA_DIR)")
@@ -71,14 +76,48 @@ func (b Binary) run(args []string) error {
 	// Close waits for it, whether a signal or a serving error stopped us.
 	ctx, cancel := context.WithCancel(sigCtx)
 	defer cancel()
-	svc, err := b.Start(ctx, log, peerToken)
+	tel, stopTelemetry, err := StartTelemetry(ctx, b.Name, *metricsListen, log)
 	if err != nil {
 		return err
 	}
-	err = ServeGRPC(ctx, log, *listen, tokens, svc)
+	defer stopTelemetry()
+	svc, err := b.Start(ctx, log, peerToken, tel)
+	if err != nil {
+		return err
+	}
+	err = ServeGRPC(ctx, log, *listen, tokens, tel, svc)
 	cancel()
 	if cerr := svc.Close(); cerr != nil {
 		log.Warn("close", "error", cerr)
 	}
 	return err
+}
+
+// StartTelemetry builds the process's telemetry (tracing from the standard
+// OTEL_* environment) and, when metricsListen is set, serves /metrics
+// there until ctx ends or stop is called. stop also flushes the traces.
+func StartTelemetry(ctx context.Context, name, metricsListen string, log *slog.Logger) (*observability.Telemetry, func(), error) {
+	tel, err := observability.New(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if observability.TracingEnabled() {
+		log.Info("exporting traces with OTLP", "endpoint", os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT"))
+	}
+	var ms *observability.MetricsServer
+	if metricsListen != "" {
+		if ms, err = tel.ServeMetrics(ctx, metricsListen, log); err != nil {
+			return nil, nil, err
+		}
+	}
+	return tel, func() {
+		if ms != nil {
+			_ = ms.Stop()
+		}
+		flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := tel.Shutdown(flushCtx); err != nil {
+			log.Warn("flush traces", "error", err)
+		}
+	}, nil
 }

@@ -22,6 +22,7 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 )
 
 // VCFAPrefix is the base path VCF Automation serves the API under; the same
@@ -29,7 +30,10 @@ import (
 const VCFAPrefix = "/api/extension/broadcom/service-manager"
 
 // New returns the gateway's HTTP handler over a connection to lifecycle.
-func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger) (http.Handler, error) {
+// tel adds the request id, tracing, metrics and the access log (nil: a
+// private registry nobody serves, no tracing).
+func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger, tel *observability.Telemetry) (http.Handler, error) {
+	tel = observability.Or(tel)
 	jsonMarshaler := &runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{EmitDefaultValues: true},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
@@ -38,13 +42,14 @@ func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger) (http.Han
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &bodyMarshaler{Marshaler: jsonMarshaler}),
 		runtime.WithForwardResponseOption(setHTTPCode),
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
-			if key == grpcx.HTTPCodeHeader {
+			if key == grpcx.HTTPCodeHeader || key == observability.PrincipalMetadata {
 				return "", false
 			}
 			return runtime.DefaultHeaderMatcher(key)
 		}),
 		runtime.WithErrorHandler(errorHandler(log)),
-		runtime.WithHealthzEndpoint(grpc_health_v1.NewHealthClient(conn)),
+		runtime.WithMiddlewares(recordRoute),
+		runtime.WithMetadata(forwardRequestID),
 	)
 	if err := lifecyclev1.RegisterLifecycleServiceHandler(ctx, mux, conn); err != nil {
 		return nil, fmt.Errorf("register lifecycle routes: %w", err)
@@ -52,8 +57,10 @@ func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger) (http.Han
 	root := http.NewServeMux()
 	root.HandleFunc("GET /v2/openapi.json", serveOpenAPI)
 	root.HandleFunc("GET "+VCFAPrefix+"/v2/openapi.json", serveOpenAPI)
+	root.HandleFunc("GET /healthz", serveHealthz)
+	root.Handle("GET /readyz", readyz(grpc_health_v1.NewHealthClient(conn)))
 	root.Handle("/", stripVCFAPrefix(escapeSemicolons(mux)))
-	return root, nil
+	return tel.HTTPHandler(withMuxRoute(root), log), nil
 }
 
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
@@ -97,6 +104,7 @@ func setHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) er
 	if !ok {
 		return nil
 	}
+	recordPrincipal(ctx, md)
 	vals := md.HeaderMD.Get(grpcx.HTTPCodeHeader)
 	if len(vals) == 0 {
 		return nil
@@ -113,6 +121,9 @@ func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 	return func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
 		if s := runtime.HTTPStatusFromCode(statusCode(err)); s == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
+		}
+		if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
+			recordPrincipal(ctx, md)
 		}
 		log.DebugContext(ctx, "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)

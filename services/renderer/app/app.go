@@ -15,6 +15,7 @@ import (
 
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/render"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/sandbox"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/server"
@@ -43,6 +44,8 @@ type Config struct {
 	MemoryLimit ByteSize
 	// CacheSize is the number of parsed bundles kept (per worker).
 	CacheSize int
+	// Telemetry receives the service's metrics; nil: none served.
+	Telemetry *observability.Telemetry
 
 	envErr error
 }
@@ -151,14 +154,16 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 			return nil, err
 		}
 		log.Info("render workers ready", "workers", cfg.Workers, "timeout", cfg.Timeout, "memory_limit", cfg.MemoryLimit.String())
-		return &Service{handler: server.NewHandler(pool), close: pool.Close}, nil
+		tel := observability.Or(cfg.Telemetry)
+		poolGauges(tel, pool)
+		return &Service{handler: server.NewHandler(measure(tel, pool)), close: pool.Close}, nil
 	case IsolationInProcess:
 		engine, err := render.NewEngine(cfg.CacheSize)
 		if err != nil {
 			return nil, err
 		}
 		log.Warn("rendering in-process: bundle templates run without time or memory bounds (--render-isolation=in-process is for development only)")
-		return &Service{handler: server.NewHandler(engine), close: func() error { return nil }}, nil
+		return &Service{handler: server.NewHandler(measure(observability.Or(cfg.Telemetry), engine)), close: func() error { return nil }}, nil
 	}
 	return nil, fmt.Errorf("--render-isolation: %q is neither %s nor %s", cfg.Isolation, IsolationProcess, IsolationInProcess)
 }

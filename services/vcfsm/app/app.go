@@ -18,6 +18,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	compatibility "github.com/vcfsm/vcfsm/services/compatibility/app"
 	gateway "github.com/vcfsm/vcfsm/services/gateway/app"
 	lifecycle "github.com/vcfsm/vcfsm/services/lifecycle/app"
@@ -27,9 +28,14 @@ import (
 
 // Config is the all-in-one's configuration.
 type Config struct {
-	Common        cli.Common
-	GRPCListen    string
-	HTTPListen    string
+	Common     cli.Common
+	GRPCListen string
+	HTTPListen string
+	// MetricsListen serves Prometheus /metrics; empty: no listener.
+	MetricsListen string
+	// Telemetry, when set, replaces the one Start builds from the
+	// environment (tests pass an in-memory tracer).
+	Telemetry     *observability.Telemetry
 	Lifecycle     lifecycle.Config
 	Compatibility compatibility.Config
 	Renderer      renderer.Config
@@ -41,6 +47,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Common.RegisterFlags(fs)
 	fs.StringVar(&c.GRPCListen, "grpc-listen", cli.EnvOr("VCFSM_GRPC_LISTEN", "127.0.0.1:9090"), "gRPC listen address of all services (env VCFSM_GRPC_LISTEN)")
 	fs.StringVar(&c.HTTPListen, "http-listen", cli.EnvOr("VCFSM_HTTP_LISTEN", "127.0.0.1:8080"), "REST listen address (env VCFSM_HTTP_LISTEN)")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", cli.EnvOr("VCFSM_METRICS_LISTEN", "127.0.0.1:9100"), "address serving Prometheus /metrics; empty: no metrics listener (env VCFSM_METRICS_LISTEN)")
 	c.Lifecycle.RegisterFlags(fs)
 	c.Compatibility.RegisterFlags(fs)
 	c.Renderer.RegisterFlags(fs)
@@ -55,6 +62,10 @@ type System struct {
 	// Token is a bearer token the system accepts (the development token
 	// unless tokens were configured).
 	Token string
+	// MetricsAddr is the bound metrics address ("" without a listener).
+	MetricsAddr string
+	// Telemetry is the system's metrics registry and tracer.
+	Telemetry *observability.Telemetry
 
 	log       *slog.Logger
 	lifecycle *lifecycle.Service
@@ -89,6 +100,11 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 		s.closeAll()
 		return nil, err
 	}
+	tel, err := startTelemetry(runCtx, cfg, s, log)
+	if err != nil {
+		return fail(err)
+	}
+	cfg.Lifecycle.Telemetry, cfg.Compatibility.Telemetry, cfg.Renderer.Telemetry, cfg.Precheck.Telemetry = tel, tel, tel, tel
 
 	// The lifecycle service reaches its peers over gRPC on this process's
 	// own port, as it would across machines.
@@ -119,19 +135,20 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	s.closers = append(s.closers, life)
 	s.lifecycle = life
 
-	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens})
+	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens, Telemetry: tel})
 	for _, r := range []cli.Registrar{comp, rend, pre, life} {
 		r.Register(srv)
 	}
+	tel.InitializeServerMetrics(srv.Server)
 	srv.MarkServing()
 
 	// The gateway is a client of the lifecycle service like any other.
-	conn, err := grpcx.Dial(s.GRPCAddr, "")
+	conn, err := grpcx.Dial(s.GRPCAddr, "", tel.DialOptions()...)
 	if err != nil {
 		return fail(err)
 	}
 	s.closers = append(s.closers, conn)
-	handler, err := gateway.New(runCtx, conn, log.With("service", "gateway"))
+	handler, err := gateway.New(runCtx, conn, log.With("service", "gateway"), tel)
 	if err != nil {
 		return fail(err)
 	}
@@ -165,6 +182,37 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	log.Info("vcfsm ready", "rest", "http://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr)
 	return s, nil
 }
+
+// startTelemetry builds (unless given) the system's telemetry and starts
+// its metrics listener; both stop with the system.
+func startTelemetry(ctx context.Context, cfg Config, s *System, log *slog.Logger) (*observability.Telemetry, error) {
+	tel := cfg.Telemetry
+	if tel == nil {
+		var err error
+		if tel, err = observability.New(ctx, "vcfsm"); err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, closerFunc(func() error {
+			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return tel.Shutdown(flushCtx)
+		}))
+	}
+	s.Telemetry = tel
+	if cfg.MetricsListen != "" {
+		ms, err := tel.ServeMetrics(ctx, cfg.MetricsListen, log)
+		if err != nil {
+			return nil, err
+		}
+		s.MetricsAddr = ms.Addr
+		s.closers = append(s.closers, closerFunc(ms.Stop))
+	}
+	return tel, nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // Lifecycle is the running lifecycle service (tests reach the simulated
 // targets through it).

@@ -29,8 +29,10 @@ type Box struct {
 	GRPCAddr string
 	// DataDir is the system's data directory.
 	DataDir string
-	Client  *http.Client
-	Sys     *app.System
+	// MetricsURL serves the system's Prometheus metrics.
+	MetricsURL string
+	Client     *http.Client
+	Sys        *app.System
 }
 
 // Option adjusts the configuration before start.
@@ -45,6 +47,7 @@ func Start(t testing.TB, opts ...Option) *Box {
 	cfg.Common.ServiceToken = Token
 	cfg.GRPCListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
+	cfg.MetricsListen = "127.0.0.1:0"
 	cfg.Lifecycle.DataDir = t.TempDir()
 	for _, o := range opts {
 		o(&cfg)
@@ -53,11 +56,12 @@ func Start(t testing.TB, opts ...Option) *Box {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sys.Stop()) })
 	return &Box{
-		URL:      "http://" + sys.HTTPAddr,
-		GRPCAddr: sys.GRPCAddr,
-		DataDir:  cfg.Lifecycle.DataDir,
-		Client:   &http.Client{Timeout: 30 * time.Second},
-		Sys:      sys,
+		URL:        "http://" + sys.HTTPAddr,
+		GRPCAddr:   sys.GRPCAddr,
+		DataDir:    cfg.Lifecycle.DataDir,
+		MetricsURL: "http://" + sys.MetricsAddr + "/metrics",
+		Client:     &http.Client{Timeout: 30 * time.Second},
+		Sys:        sys,
 	}
 }
 

@@ -29,22 +29,30 @@ func run() error {
 	common.RegisterFlags(fs)
 	listen := fs.String("listen", cli.EnvOr("VCFSM_HTTP_LISTEN", "127.0.0.1:8080"), "REST listen address (env VCFSM_HTTP_LISTEN)")
 	lifecycleAddr := fs.String("lifecycle", cli.EnvOr("VCFSM_LIFECYCLE_ADDR", "127.0.0.1:9091"), "lifecycle gRPC address (env VCFSM_LIFECYCLE_ADDR)")
+	metricsListen := fs.String("metrics-listen", cli.EnvOr("VCFSM_METRICS_LISTEN", ""), "address serving Prometheus /metrics, e.g. 127.0.0.1:9100; empty: no metrics listener (env VCFSM_METRICS_LISTEN)")
 	_ = fs.Parse(os.Args[1:])
 
 	log, err := common.Logger(os.Stderr)
 	if err != nil {
 		return err
 	}
-	ctx, stop := cli.SignalContext()
+	sigCtx, stop := cli.SignalContext()
 	defer stop()
+	ctx, cancel := context.WithCancel(sigCtx)
+	defer cancel()
+	tel, stopTelemetry, err := cli.StartTelemetry(ctx, "gateway", *metricsListen, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 
 	// The gateway forwards each caller's own bearer token; it holds none.
-	conn, err := grpcx.Dial(*lifecycleAddr, "")
+	conn, err := grpcx.Dial(*lifecycleAddr, "", tel.DialOptions()...)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	handler, err := app.New(ctx, conn, log)
+	handler, err := app.New(ctx, conn, log, tel)
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*Service, erro
 	if err != nil {
 		return nil, fmt.Errorf("create service: %w", err)
 	}
-	m.enqueue(op)
+	m.enqueue(ctx, op)
 	return svc.Clone(), nil
 }
 
@@ -310,7 +310,7 @@ func (m *Manager) Apply(ctx context.Context, id string, c Change) (*Service, err
 		return nil, err
 	}
 	if op != nil {
-		m.enqueue(op)
+		m.enqueue(ctx, op)
 	}
 	m.kickControllers()
 	return svc, nil
@@ -533,7 +533,7 @@ func (m *Manager) Delete(ctx context.Context, id string, force bool, by string) 
 	}
 	if op != nil {
 		m.cancelRunning(id)
-		m.enqueue(op)
+		m.enqueue(ctx, op)
 	}
 	if takeover != "" {
 		m.cancelRunning(id)

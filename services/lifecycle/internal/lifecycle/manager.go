@@ -42,6 +42,8 @@ type Config struct {
 	// Now returns the current time; tests pin it.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Observer receives metrics and trace events; nil: none.
+	Observer Observer
 }
 
 func (c *Config) defaults() {
@@ -65,6 +67,9 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 }
 
@@ -142,7 +147,8 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	}()
 	for _, op := range ops {
 		m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
-		m.enqueue(op)
+		m.cfg.Observer.OperationResumed(op.Type)
+		m.enqueue(ctx, op)
 	}
 	return wg.Wait, nil
 }

@@ -34,7 +34,11 @@ func (m *Manager) recordInstant(svc *Service, typ, by string) {
 	})
 }
 
-func (m *Manager) enqueue(op *Operation) { m.enqueueKey(op.ServiceID + "|" + op.ID) }
+func (m *Manager) enqueue(ctx context.Context, op *Operation) {
+	key := op.ServiceID + "|" + op.ID
+	m.cfg.Observer.OperationQueued(ctx, key)
+	m.enqueueKey(key)
+}
 
 func (m *Manager) enqueueKey(key string) {
 	select {
@@ -72,7 +76,7 @@ func (m *Manager) worker(ctx context.Context) {
 				busy := m.running[op.ServiceID+"|"+op.ID]
 				m.mu.Unlock()
 				if !busy && op.Outcome != OutcomeStuck {
-					m.enqueue(op)
+					m.enqueue(ctx, op)
 				}
 			}
 		}
@@ -122,11 +126,17 @@ func (m *Manager) execute(parent context.Context, key string) {
 		return
 	}
 	run := &run{m: m, op: op}
+	ctx, observed := m.cfg.Observer.OperationStarted(ctx, key, op.Type)
+	outcome := OutcomeInterrupted
+	defer func() { observed(outcome) }()
 	for i := range op.Steps {
 		if op.Steps[i].Status == StepSucceeded || op.Steps[i].Status == StepSkipped {
 			continue
 		}
-		if err := run.step(ctx, i); err != nil {
+		stepCtx, stepDone := m.cfg.Observer.StepStarted(ctx, op.Type, op.Steps[i].Name)
+		err := run.step(stepCtx, i)
+		stepDone(err)
+		if err != nil {
 			if ctx.Err() != nil && parent.Err() == nil {
 				// Cancelled by a takeover (force delete): nothing to record.
 				return
@@ -135,10 +145,12 @@ func (m *Manager) execute(parent context.Context, key string) {
 				return // shutting down: the step resumes on restart
 			}
 			m.fail(context.WithoutCancel(ctx), run, i, err)
+			outcome = op.Outcome
 			return
 		}
 	}
 	m.finish(context.WithoutCancel(ctx), run)
+	outcome = op.Outcome
 }
 
 // run is one execution of an operation; scratch holds what steps computed

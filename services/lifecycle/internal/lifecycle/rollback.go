@@ -75,7 +75,7 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 		return nil, err
 	}
 	m.cancelRunning(id)
-	m.enqueue(op)
+	m.enqueue(ctx, op)
 	return out, nil
 }
 

@@ -85,6 +85,9 @@ type Pool struct {
 	bundles *lru.Cache[string, []*commonv1.BundleFile]
 	isolate atomic.Bool
 
+	// restarts counts workers replaced after a kill or crash.
+	restarts atomic.Int64
+
 	mu        sync.Mutex
 	live      map[*worker]bool
 	closed    chan struct{}
@@ -395,6 +398,7 @@ func (p *Pool) crashError(w *worker) error {
 // replace kills a worker and starts another in its place in the
 // background, retrying with backoff while starts fail.
 func (p *Pool) replace(old *worker) {
+	p.restarts.Add(1)
 	old.kill()
 	p.wg.Add(1)
 	go func() {
@@ -421,6 +425,15 @@ func (p *Pool) replace(old *worker) {
 			gap = min(gap*2, maxRespawnGap)
 		}
 	}()
+}
+
+// Stats are the pool's gauges: workers alive, workers rendering now, and
+// workers replaced since start.
+func (p *Pool) Stats() (live, busy int, restarts int64) {
+	p.mu.Lock()
+	live = len(p.live)
+	p.mu.Unlock()
+	return live, max(live-len(p.idle), 0), p.restarts.Load()
 }
 
 // Close stops every worker and waits for them.

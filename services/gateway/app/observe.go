@@ -1,0 +1,84 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
+	"google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/metadata"
+
+	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+	"github.com/vcfsm/vcfsm/platform/observability"
+)
+
+// recordRoute names the matched grpc-gateway route (its pattern, never
+// the path) for the metrics and the access log.
+func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
+		if p, ok := runtime.HTTPPattern(r.Context()); ok {
+			observability.SetRoute(r.Context(), p.String())
+		}
+		next(w, r, params)
+	}
+}
+
+// withMuxRoute names the gateway's own routes (openapi, healthz, readyz)
+// by their ServeMux pattern; grpc-gateway routes are named by recordRoute.
+func withMuxRoute(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" && pattern != "/" {
+			observability.SetRoute(r.Context(), pattern)
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// forwardRequestID sends the request id to lifecycle, whose calls to its
+// peers carry it on.
+func forwardRequestID(ctx context.Context, _ *http.Request) metadata.MD {
+	if id := observability.RequestID(ctx); id != "" {
+		return metadata.Pairs(observability.RequestIDMetadata, id)
+	}
+	return nil
+}
+
+// recordPrincipal takes the caller's principal from lifecycle's answer for
+// the access log.
+func recordPrincipal(ctx context.Context, md runtime.ServerMetadata) {
+	if v := md.HeaderMD.Get(observability.PrincipalMetadata); len(v) > 0 {
+		observability.SetPrincipal(ctx, v[0])
+	}
+}
+
+// serveHealthz is liveness: the gateway process answers. Whether it can
+// serve requests is /readyz.
+func serveHealthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"status":"SERVING"}` + "\n"))
+}
+
+// readyz is readiness: 200 when the lifecycle service reports SERVING
+// (which it does only while its store answers and its peers are
+// SERVING), 503 otherwise, with the status seen.
+func readyz(health grpc_health_v1.HealthClient) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		status, detail := "SERVING", ""
+		resp, err := health.Check(ctx, &grpc_health_v1.HealthCheckRequest{Service: lifecyclev1.LifecycleService_ServiceDesc.ServiceName})
+		switch {
+		case err != nil:
+			status, detail = "NOT_SERVING", "lifecycle service unreachable: "+err.Error()
+		case resp.GetStatus() != grpc_health_v1.HealthCheckResponse_SERVING:
+			status, detail = "NOT_SERVING", "lifecycle service is "+resp.GetStatus().String()+" (its store or a peer it needs is down; its log says which)"
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if status != "SERVING" {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+		_ = json.NewEncoder(w).Encode(map[string]string{"status": status, "lifecycle": status, "detail": detail})
+	})
+}
