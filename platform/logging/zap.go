@@ -78,4 +78,3 @@ func toAttrs(fields []zapcore.Field) []slog.Attr {
 	}
 	return out
 }
-

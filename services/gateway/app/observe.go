@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -19,7 +20,8 @@ import (
 func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
 		if p, ok := runtime.HTTPPattern(r.Context()); ok {
-			observability.SetRoute(r.Context(), p.String())
+			// "/v2/vcf-services/{id=*}" reads as the API documents it.
+			observability.SetRoute(r.Context(), strings.ReplaceAll(p.String(), "=*}", "}"))
 		}
 		next(w, r, params)
 	}
@@ -30,7 +32,8 @@ func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 func withMuxRoute(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern != "" && pattern != "/" {
-			observability.SetRoute(r.Context(), pattern)
+			_, path, _ := strings.Cut(pattern, " ") // "GET /readyz"
+			observability.SetRoute(r.Context(), path)
 		}
 		mux.ServeHTTP(w, r)
 	})
