@@ -22,6 +22,7 @@ require (
 	github.com/vcfsm/vcfsm/services/lifecycle v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/precheck v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/renderer v0.0.0-00010101000000-000000000000
+	go.etcd.io/etcd/server/v3 v3.7.3
 	go.opentelemetry.io/otel/sdk v1.47.0
 	go.opentelemetry.io/otel/trace v1.47.0
 	google.golang.org/grpc v1.85.0
