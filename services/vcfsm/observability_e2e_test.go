@@ -2,6 +2,7 @@ package vcfsm_test
 
 import (
 	"context"
+	"math"
 	"net/http"
 	"slices"
 	"testing"
@@ -141,9 +142,11 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	before := scrape(t, w.box.MetricsURL)
 	id, hookCalls := upgradeWithHook(t, w, hook)
 	after := scrape(t, w.box.MetricsURL)
-	delta := func(name string, labels map[string]string) float64 {
-		return after.value(name, labels) - before.value(name, labels)
+	// Every series compared is a count of events, an integer.
+	delta := func(name string, labels map[string]string) int {
+		return int(math.Round(after.value(name, labels) - before.value(name, labels)))
 	}
+	now := func(name string, labels map[string]string) int { return int(math.Round(after.value(name, labels))) }
 	l := func(kv ...string) map[string]string {
 		m := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -154,35 +157,35 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 
 	// Operations: one register, one activate, one upgrade, all succeeded.
 	for _, typ := range []string{"register", "activate", "upgrade"} {
-		require.Equal(t, 1.0, delta("vcfsm_lifecycle_operations_started_total", l("type", typ)), typ)
-		require.Equal(t, 1.0, delta("vcfsm_lifecycle_operations_finished_total", l("type", typ, "outcome", "Succeeded")), typ)
+		require.Equal(t, 1, delta("vcfsm_lifecycle_operations_started_total", l("type", typ)), typ)
+		require.Equal(t, 1, delta("vcfsm_lifecycle_operations_finished_total", l("type", typ, "outcome", "Succeeded")), typ)
 	}
-	require.Equal(t, 3.0, delta("vcfsm_lifecycle_operations_finished_total", nil), "no other run ended")
-	require.Equal(t, 0.0, delta("vcfsm_lifecycle_operations_resumed_total", nil))
+	require.Equal(t, 3, delta("vcfsm_lifecycle_operations_finished_total", nil), "no other run ended")
+	require.Equal(t, 0, delta("vcfsm_lifecycle_operations_resumed_total", nil))
 
 	// Steps: one observation per step the history shows succeeded.
 	hist := w.history(t, id)
 	for _, typ := range []string{"activate", "upgrade"} {
 		n := hist.succeededSteps(typ)
 		require.Positive(t, n, typ)
-		require.Equal(t, float64(n), delta("vcfsm_lifecycle_step_duration_seconds", l("type", typ, "result", "succeeded")), typ)
-		require.Equal(t, 0.0, delta("vcfsm_lifecycle_step_duration_seconds", l("type", typ, "result", "failed")), typ)
+		require.Equal(t, n, delta("vcfsm_lifecycle_step_duration_seconds", l("type", typ, "result", "succeeded")), typ)
+		require.Equal(t, 0, delta("vcfsm_lifecycle_step_duration_seconds", l("type", typ, "result", "failed")), typ)
 	}
 
 	// The hook calls the hook server answered, all passed, made in one
 	// gRPC DispatchHooks call (seen on both ends).
 	t.Logf("hook calls: %d", hookCalls)
-	require.Equal(t, float64(hookCalls), delta("vcfsm_precheck_hook_calls_total", nil))
-	require.Equal(t, float64(hookCalls), delta("vcfsm_precheck_hook_calls_total", l("outcome", "passed")))
-	require.Equal(t, float64(hookCalls), delta("vcfsm_precheck_hook_duration_seconds", l("outcome", "passed")))
-	require.Equal(t, 1.0, delta("grpc_server_handled_total", l("grpc_method", "DispatchHooks", "grpc_code", "OK")))
-	require.Equal(t, 1.0, delta("grpc_client_handled_total", l("grpc_method", "DispatchHooks", "grpc_code", "OK")))
+	require.Equal(t, hookCalls, delta("vcfsm_precheck_hook_calls_total", nil))
+	require.Equal(t, hookCalls, delta("vcfsm_precheck_hook_calls_total", l("outcome", "passed")))
+	require.Equal(t, hookCalls, delta("vcfsm_precheck_hook_duration_seconds", l("outcome", "passed")))
+	require.Equal(t, 1, delta("grpc_server_handled_total", l("grpc_method", "DispatchHooks", "grpc_code", "OK")))
+	require.Equal(t, 1, delta("grpc_client_handled_total", l("grpc_method", "DispatchHooks", "grpc_code", "OK")))
 	require.Positive(t, delta("vcfsm_precheck_dynamic_checks_total", l("result", "Passed")))
 
 	// REST: two PATCHes on the service route (activate, upgrade), counted
 	// by route pattern, never by path.
-	require.Equal(t, 2.0, delta("vcfsm_http_requests_total", l("method", "PATCH", "route", "/v2/vcf-services/{id}", "code", "202")))
-	require.Equal(t, 1.0, delta("vcfsm_http_requests_total", l("method", "POST", "route", "/v2/vcf-services", "code", "200")))
+	require.Equal(t, 2, delta("vcfsm_http_requests_total", l("method", "PATCH", "route", "/v2/vcf-services/{id}", "code", "202")))
+	require.Equal(t, 1, delta("vcfsm_http_requests_total", l("method", "POST", "route", "/v2/vcf-services", "code", "200")))
 	for _, route := range after.labelValues("vcfsm_http_requests_total", "route") {
 		require.NotContains(t, route, id, "a route label carries a service id")
 	}
@@ -192,13 +195,13 @@ func TestMetricsCountWhatHappened(t *testing.T) {
 	require.Positive(t, delta("vcfsm_compatibility_evaluations_total", l("kind", "upgrade", "result", "compatible")))
 	require.Positive(t, delta("vcfsm_store_transaction_duration_seconds", l("backend", "bolt", "kind", "update", "result", "ok")))
 	require.Positive(t, delta("vcfsm_lifecycle_reconcile_duration_seconds", l("system", "supervisor")))
-	require.Equal(t, 0.0, delta("vcfsm_renderer_renders_killed_total", nil))
-	require.Positive(t, after.value("vcfsm_renderer_pool_workers", nil))
+	require.Equal(t, 0, delta("vcfsm_renderer_renders_killed_total", nil))
+	require.Positive(t, now("vcfsm_renderer_pool_workers", nil))
 
 	// Gauges: the one service is active and Healthy; nothing is queued.
-	require.Equal(t, 1.0, after.value("vcfsm_lifecycle_services", l("status", "Healthy", "lifecycle_state", "active")))
-	require.Equal(t, 1.0, after.value("vcfsm_lifecycle_services", nil))
-	require.Equal(t, 0.0, after.value("vcfsm_lifecycle_operation_queue_depth", nil))
+	require.Equal(t, 1, now("vcfsm_lifecycle_services", l("status", "Healthy", "lifecycle_state", "active")))
+	require.Equal(t, 1, now("vcfsm_lifecycle_services", nil))
+	require.Equal(t, 0, now("vcfsm_lifecycle_operation_queue_depth", nil))
 }
 
 // A caller's X-Request-Id comes back; without one the gateway makes one.
