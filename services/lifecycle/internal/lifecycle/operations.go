@@ -241,7 +241,7 @@ func (r *run) step(ctx context.Context, i int) error {
 			return err
 		}
 		op.Attempts++
-		m.log.Warn("step failed; retrying", "service", op.ServiceID, "operation", op.ID, "step", name, "attempt", op.Attempts, "error", err)
+		m.log.WarnContext(ctx, "step failed; retrying", "service", op.ServiceID, "operation", op.ID, "step", name, "attempt", op.Attempts, "error", err)
 		_ = m.noteRetry(ctx, r, name, err)
 		select {
 		case <-ctx.Done():
@@ -341,7 +341,7 @@ func (m *Manager) fail(ctx context.Context, r *run, i int, cause error) {
 	if outcome != OutcomeStuck {
 		op.FinishedAt = m.now()
 	}
-	m.log.Warn("operation failed", "service", op.ServiceID, "operation", op.ID, "type", op.Type, "step", op.Steps[i].Name, "outcome", outcome, "error", cause)
+	m.log.WarnContext(ctx, "operation failed", "service", op.ServiceID, "operation", op.ID, "type", op.Type, "step", op.Steps[i].Name, "outcome", outcome, "error", cause)
 	errType := ErrTypeInstall
 	var b *blockedError
 	if errors.As(cause, &b) {
@@ -437,7 +437,7 @@ func (m *Manager) finish(ctx context.Context, r *run) {
 	if err != nil {
 		m.log.Error("record finished operation", "operation", op.ID, "error", err)
 	}
-	m.log.Info("operation succeeded", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+	m.log.InfoContext(ctx, "operation succeeded", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
 	m.kickControllers()
 	m.afterSuccess(ctx, op)
 }
