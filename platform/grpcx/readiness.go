@@ -86,6 +86,10 @@ func (r *readiness) run(ctx context.Context) (stop func()) {
 		defer close(done)
 		t := time.NewTicker(r.interval)
 		defer t.Stop()
+		// A second pass at once settles services that depend on others
+		// on the same server (lifecycle on the renderer in the all-in-one),
+		// instead of leaving them NOT_SERVING for a whole interval.
+		r.checkAll(ctx)
 		for {
 			r.checkAll(ctx)
 			select {

@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -117,6 +118,9 @@ func MaybeRunWorker() { sandbox.MaybeRunWorker() }
 type Service struct {
 	handler *server.Handler
 	close   func() error
+	// ready reports a pool without a live worker (all crashed and not yet
+	// replaced); nil with in-process rendering.
+	ready grpcx.ReadinessCheck
 }
 
 // New builds the service; with process isolation it starts the workers.
@@ -156,7 +160,13 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 		log.Info("render workers ready", "workers", cfg.Workers, "timeout", cfg.Timeout, "memory_limit", cfg.MemoryLimit.String())
 		tel := observability.Or(cfg.Telemetry)
 		poolGauges(tel, pool)
-		return &Service{handler: server.NewHandler(measure(tel, pool)), close: pool.Close}, nil
+		ready := func(context.Context) error {
+			if live, _, _ := pool.Stats(); live == 0 {
+				return errors.New("no render worker is running; replacements are being started")
+			}
+			return nil
+		}
+		return &Service{handler: server.NewHandler(measure(tel, pool)), close: pool.Close, ready: ready}, nil
 	case IsolationInProcess:
 		engine, err := render.NewEngine(cfg.CacheSize)
 		if err != nil {
@@ -172,6 +182,9 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 func (s *Service) Register(srv *grpcx.Server) {
 	rendererv1.RegisterRendererServiceServer(srv, s.handler)
 	srv.RegisterErrors(rendererv1.RendererService_ServiceDesc.ServiceName, server.ErrorTable)
+	if s.ready != nil {
+		srv.SetReadiness(rendererv1.RendererService_ServiceDesc.ServiceName, s.ready)
+	}
 }
 
 // Close stops the render workers.
