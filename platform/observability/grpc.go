@@ -81,23 +81,14 @@ func (t *Telemetry) DialOptions() []grpc.DialOption {
 	return opts
 }
 
-// call is what the access log learns while a call runs.
-type call struct {
-	principal string
-}
-
-type callKey struct{}
-
-func startCall(ctx context.Context) (context.Context, *call) {
-	c := &call{}
-	ctx = context.WithValue(ctx, callKey{}, c)
+func startCall(ctx context.Context) (context.Context, *request) {
+	// ValueFromIncomingContext reads one key without copying the metadata.
 	id := ""
-	if md, ok := metadata.FromIncomingContext(ctx); ok {
-		if v := md.Get(RequestIDMetadata); len(v) > 0 {
-			id = v[0]
-		}
+	if v := metadata.ValueFromIncomingContext(ctx, RequestIDMetadata); len(v) > 0 {
+		id = v[0]
 	}
-	return WithRequestID(ctx, AcceptRequestID(id)), c
+	c := &request{id: AcceptRequestID(id)}
+	return withRequest(ctx, c), c
 }
 
 func accessUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
@@ -122,7 +113,7 @@ func accessStream(log *slog.Logger) grpc.StreamServerInterceptor {
 
 // logCall writes the access-log line: never the request, the answer or
 // the token. Health checks (probes every few seconds) log at debug level.
-func logCall(ctx context.Context, log *slog.Logger, method string, err error, d time.Duration, c *call) {
+func logCall(ctx context.Context, log *slog.Logger, method string, err error, d time.Duration, c *request) {
 	level := slog.LevelInfo
 	if strings.HasPrefix(method, "/grpc.health.v1.Health/") {
 		level = slog.LevelDebug
@@ -135,11 +126,11 @@ func logCall(ctx context.Context, log *slog.Logger, method string, err error, d 
 		slog.String("code", status.Code(err).String()),
 		slog.Duration("duration", d),
 		slog.String("principal", c.principal),
-		slog.String("request_id", RequestID(ctx)))
+		slog.String("request_id", c.id))
 }
 
 func principalUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	if c, ok := ctx.Value(callKey{}).(*call); ok {
+	if c := requestFrom(ctx); c != nil {
 		c.principal = auth.Principal(ctx)
 		if c.principal != "" {
 			_ = grpc.SetHeader(ctx, metadata.Pairs(PrincipalMetadata, c.principal))
@@ -149,7 +140,7 @@ func principalUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handl
 }
 
 func principalStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if c, ok := ss.Context().Value(callKey{}).(*call); ok {
+	if c := requestFrom(ss.Context()); c != nil {
 		c.principal = auth.Principal(ss.Context())
 		if c.principal != "" {
 			_ = ss.SetHeader(metadata.Pairs(PrincipalMetadata, c.principal))
@@ -165,16 +156,13 @@ type ctxStream struct {
 
 func (s *ctxStream) Context() context.Context { return s.ctx }
 
-// outgoing adds the context's request id to a call's metadata.
+// outgoing adds the context's request id to a call's metadata (the
+// gateway's calls to lifecycle, lifecycle's to its peers).
 func outgoing(ctx context.Context) context.Context {
-	id := RequestID(ctx)
-	if id == "" {
-		return ctx
+	if id := RequestID(ctx); id != "" {
+		return metadata.AppendToOutgoingContext(ctx, RequestIDMetadata, id)
 	}
-	if md, ok := metadata.FromOutgoingContext(ctx); ok && len(md.Get(RequestIDMetadata)) > 0 {
-		return ctx
-	}
-	return metadata.AppendToOutgoingContext(ctx, RequestIDMetadata, id)
+	return ctx
 }
 
 func propagateUnary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {

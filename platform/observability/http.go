@@ -5,8 +5,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
-	"github.com/felixge/httpsnoop"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/trace"
@@ -36,25 +36,17 @@ func (t *Telemetry) httpMetrics() *httpMetrics {
 	return t.http
 }
 
-// httpCall is what the access log learns while a request runs.
-type httpCall struct {
-	route     string
-	principal string
-}
-
-type httpCallKey struct{}
-
 // SetRoute names the route pattern (e.g. /v2/vcf-services/{id}) a request
 // matched; the metrics and the access log use it instead of the path.
 func SetRoute(ctx context.Context, pattern string) {
-	if c, ok := ctx.Value(httpCallKey{}).(*httpCall); ok && pattern != "" {
+	if c := requestFrom(ctx); c != nil && pattern != "" {
 		c.route = pattern
 	}
 }
 
 // SetPrincipal records who the request authenticated as.
 func SetPrincipal(ctx context.Context, principal string) {
-	if c, ok := ctx.Value(httpCallKey{}).(*httpCall); ok {
+	if c := requestFrom(ctx); c != nil {
 		c.principal = principal
 	}
 }
@@ -67,23 +59,27 @@ func SetPrincipal(ctx context.Context, principal string) {
 func (t *Telemetry) HTTPHandler(next http.Handler, log *slog.Logger) http.Handler {
 	m := t.httpMetrics()
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := AcceptRequestID(r.Header.Get(RequestIDHeader))
-		w.Header().Set(RequestIDHeader, id)
-		c := &httpCall{route: UnmatchedRoute}
-		ctx := context.WithValue(WithRequestID(r.Context(), id), httpCallKey{}, c)
-		r = r.WithContext(ctx)
-		got := httpsnoop.CaptureMetrics(next, w, r)
-		trace.SpanFromContext(ctx).SetName(r.Method + " " + c.route)
-		code := strconv.Itoa(got.Code)
-		m.requests.WithLabelValues(r.Method, c.route, code).Inc()
-		m.duration.WithLabelValues(r.Method, c.route).Observe(got.Duration.Seconds())
-		log.LogAttrs(ctx, slog.LevelInfo, "http request",
-			slog.String("method", r.Method),
-			slog.String("route", c.route),
-			slog.Int("code", got.Code),
-			slog.Duration("duration", got.Duration),
-			slog.String("principal", c.principal),
-			slog.String("request_id", id))
+		start := time.Now()
+		c := &request{id: AcceptRequestID(r.Header.Get(RequestIDHeader)), route: UnmatchedRoute}
+		w.Header().Set(RequestIDHeader, c.id)
+		ctx := withRequest(r.Context(), c)
+		rec := &recorder{ResponseWriter: w, code: http.StatusOK}
+		next.ServeHTTP(rec, r.WithContext(ctx))
+		d := time.Since(start)
+		if t.tracing {
+			trace.SpanFromContext(ctx).SetName(r.Method + " " + c.route)
+		}
+		m.requests.WithLabelValues(r.Method, c.route, strconv.Itoa(rec.code)).Inc()
+		m.duration.WithLabelValues(r.Method, c.route).Observe(d.Seconds())
+		if log.Enabled(ctx, slog.LevelInfo) {
+			log.LogAttrs(ctx, slog.LevelInfo, "http request",
+				slog.String("method", r.Method),
+				slog.String("route", c.route),
+				slog.Int("code", rec.code),
+				slog.Duration("duration", d),
+				slog.String("principal", c.principal),
+				slog.String("request_id", c.id))
+		}
 	})
 	if !t.tracing {
 		return inner
@@ -91,6 +87,36 @@ func (t *Telemetry) HTTPHandler(next http.Handler, log *slog.Logger) http.Handle
 	return otelhttp.NewHandler(inner, "http",
 		otelhttp.WithTracerProvider(t.Tracer), otelhttp.WithPropagators(t.Propagator))
 }
+
+// recorder remembers the status code. It keeps streaming working: Flush
+// passes through (grpc-gateway's watch streams need it) and Unwrap lets
+// http.ResponseController reach the connection.
+type recorder struct {
+	http.ResponseWriter
+	code        int
+	wroteHeader bool
+}
+
+func (r *recorder) WriteHeader(code int) {
+	if !r.wroteHeader {
+		r.code, r.wroteHeader = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wroteHeader = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *recorder) Flush() {
+	r.wroteHeader = true
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // HTTPTransport traces outgoing HTTP calls (pre-check hooks).
 func (t *Telemetry) HTTPTransport(base http.RoundTripper) http.RoundTripper {

@@ -49,18 +49,20 @@ func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger, tel *obse
 		}),
 		runtime.WithErrorHandler(errorHandler(log)),
 		runtime.WithMiddlewares(recordRoute),
-		runtime.WithMetadata(forwardRequestID),
 	)
 	if err := lifecyclev1.RegisterLifecycleServiceHandler(ctx, mux, conn); err != nil {
 		return nil, fmt.Errorf("register lifecycle routes: %w", err)
 	}
 	root := http.NewServeMux()
-	root.HandleFunc("GET /v2/openapi.json", serveOpenAPI)
-	root.HandleFunc("GET "+VCFAPrefix+"/v2/openapi.json", serveOpenAPI)
-	root.HandleFunc("GET /healthz", serveHealthz)
-	root.Handle("GET /readyz", readyz(grpc_health_v1.NewHealthClient(conn)))
+	route(root, "GET /v2/openapi.json", http.HandlerFunc(serveOpenAPI))
+	route(root, "GET "+VCFAPrefix+"/v2/openapi.json", http.HandlerFunc(serveOpenAPI))
+	route(root, "GET /healthz", http.HandlerFunc(serveHealthz))
+	route(root, "GET /readyz", readyz(grpc_health_v1.NewHealthClient(conn)))
+	// The lifecycle routes are named by recordRoute once grpc-gateway
+	// matched them; the request id reaches lifecycle through the
+	// connection's interceptors (observability.DialOptions).
 	root.Handle("/", stripVCFAPrefix(escapeSemicolons(mux)))
-	return tel.HTTPHandler(withMuxRoute(root), log), nil
+	return tel.HTTPHandler(root, log), nil
 }
 
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/metadata"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/observability"
@@ -27,25 +26,14 @@ func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
 	}
 }
 
-// withMuxRoute names the gateway's own routes (openapi, healthz, readyz)
-// by their ServeMux pattern; grpc-gateway routes are named by recordRoute.
-func withMuxRoute(mux *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" && pattern != "/" {
-			_, path, _ := strings.Cut(pattern, " ") // "GET /readyz"
-			observability.SetRoute(r.Context(), path)
-		}
-		mux.ServeHTTP(w, r)
-	})
-}
-
-// forwardRequestID sends the request id to lifecycle, whose calls to its
-// peers carry it on.
-func forwardRequestID(ctx context.Context, _ *http.Request) metadata.MD {
-	if id := observability.RequestID(ctx); id != "" {
-		return metadata.Pairs(observability.RequestIDMetadata, id)
-	}
-	return nil
+// route serves h on mux at pattern ("GET /healthz"), naming the route for
+// the metrics and the access log.
+func route(mux *http.ServeMux, pattern string, h http.Handler) {
+	_, path, _ := strings.Cut(pattern, " ")
+	mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		observability.SetRoute(r.Context(), path)
+		h.ServeHTTP(w, r)
+	}))
 }
 
 // recordPrincipal takes the caller's principal from lifecycle's answer for
