@@ -48,7 +48,6 @@ func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger, tel *obse
 			return runtime.DefaultHeaderMatcher(key)
 		}),
 		runtime.WithErrorHandler(errorHandler(log)),
-		runtime.WithMiddlewares(recordRoute),
 	)
 	if err := lifecyclev1.RegisterLifecycleServiceHandler(ctx, mux, conn); err != nil {
 		return nil, fmt.Errorf("register lifecycle routes: %w", err)
@@ -58,9 +57,9 @@ func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger, tel *obse
 	route(root, "GET "+VCFAPrefix+"/v2/openapi.json", http.HandlerFunc(serveOpenAPI))
 	route(root, "GET /healthz", http.HandlerFunc(serveHealthz))
 	route(root, "GET /readyz", readyz(grpc_health_v1.NewHealthClient(conn)))
-	// The lifecycle routes are named by recordRoute once grpc-gateway
-	// matched them; the request id reaches lifecycle through the
-	// connection's interceptors (observability.DialOptions).
+	// The lifecycle routes are named by recordCall when grpc-gateway
+	// answers; the request id reaches lifecycle through the connection's
+	// interceptors (observability.DialOptions).
 	root.Handle("/", stripVCFAPrefix(escapeSemicolons(mux)))
 	return tel.HTTPHandler(root, log), nil
 }
@@ -102,11 +101,11 @@ func escapeSemicolons(next http.Handler) http.Handler {
 
 // setHTTPCode applies the status a handler chose through grpcx.HTTPCodeHeader.
 func setHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+	recordCall(ctx)
 	md, ok := runtime.ServerMetadataFromContext(ctx)
 	if !ok {
 		return nil
 	}
-	recordPrincipal(ctx, md)
 	vals := md.HeaderMD.Get(grpcx.HTTPCodeHeader)
 	if len(vals) == 0 {
 		return nil
@@ -124,9 +123,7 @@ func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
 		if s := runtime.HTTPStatusFromCode(statusCode(err)); s == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
 		}
-		if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
-			recordPrincipal(ctx, md)
-		}
+		recordCall(ctx)
 		log.DebugContext(ctx, "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
 		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
 	}

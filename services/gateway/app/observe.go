@@ -14,18 +14,6 @@ import (
 	"github.com/vcfsm/vcfsm/platform/observability"
 )
 
-// recordRoute names the matched grpc-gateway route (its pattern, never
-// the path) for the metrics and the access log.
-func recordRoute(next runtime.HandlerFunc) runtime.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request, params map[string]string) {
-		if p, ok := runtime.HTTPPattern(r.Context()); ok {
-			// "/v2/vcf-services/{id=*}" reads as the API documents it.
-			observability.SetRoute(r.Context(), strings.ReplaceAll(p.String(), "=*}", "}"))
-		}
-		next(w, r, params)
-	}
-}
-
 // route serves h on mux at pattern ("GET /healthz"), naming the route for
 // the metrics and the access log.
 func route(mux *http.ServeMux, pattern string, h http.Handler) {
@@ -36,11 +24,19 @@ func route(mux *http.ServeMux, pattern string, h http.Handler) {
 	}))
 }
 
-// recordPrincipal takes the caller's principal from lifecycle's answer for
-// the access log.
-func recordPrincipal(ctx context.Context, md runtime.ServerMetadata) {
-	if v := md.HeaderMD.Get(observability.PrincipalMetadata); len(v) > 0 {
-		observability.SetPrincipal(ctx, v[0])
+// recordCall names the matched route (grpc-gateway's pattern string,
+// e.g. /v2/vcf-services/{id}, never the path) and the caller's principal,
+// which lifecycle reports in a response header, for the metrics and the
+// access log. grpc-gateway calls it with its annotated context, when it
+// answers or fails.
+func recordCall(ctx context.Context) {
+	if p, ok := runtime.HTTPPathPattern(ctx); ok {
+		observability.SetRoute(ctx, p)
+	}
+	if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
+		if v := md.HeaderMD.Get(observability.PrincipalMetadata); len(v) > 0 {
+			observability.SetPrincipal(ctx, v[0])
+		}
 	}
 }
 
