@@ -28,14 +28,33 @@ type readiness struct {
 	services []string
 	failing  map[string]bool
 	started  bool
+
+	// checked is closed once the first checks are published.
+	checked     chan struct{}
+	checkedOnce sync.Once
 }
 
 func newReadiness(h *health.Server, log *slog.Logger, interval time.Duration) *readiness {
 	if interval <= 0 {
 		interval = 2 * time.Second
 	}
-	return &readiness{health: h, log: log, interval: interval, checks: map[string]ReadinessCheck{}, failing: map[string]bool{}}
+	return &readiness{health: h, log: log, interval: interval, checks: map[string]ReadinessCheck{}, failing: map[string]bool{},
+		checked: make(chan struct{})}
 }
+
+// WaitChecked returns once Serve has run every readiness check once (at
+// once without checks), so a caller can say "ready" only when health
+// reports the truth; or when ctx ends.
+func (s *Server) WaitChecked(ctx context.Context) error {
+	select {
+	case <-s.ready.checked:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *readiness) markChecked() { r.checkedOnce.Do(func() { close(r.checked) }) }
 
 // SetReadiness makes service's health follow check. Call before serving.
 func (s *Server) SetReadiness(service string, check ReadinessCheck) {
@@ -76,6 +95,7 @@ func (r *readiness) run(ctx context.Context) (stop func()) {
 	r.mu.Lock()
 	if len(r.checks) == 0 || r.started {
 		r.mu.Unlock()
+		r.markChecked()
 		return func() {}
 	}
 	r.started = true
@@ -90,13 +110,15 @@ func (r *readiness) run(ctx context.Context) (stop func()) {
 		// on the same server (lifecycle on the renderer in the all-in-one),
 		// instead of leaving them NOT_SERVING for a whole interval.
 		r.checkAll(ctx)
+		r.checkAll(ctx)
+		r.markChecked()
 		for {
-			r.checkAll(ctx)
 			select {
 			case <-ctx.Done():
 				return
 			case <-t.C:
 			}
+			r.checkAll(ctx)
 		}
 	}()
 	return func() {

@@ -218,7 +218,7 @@ func (c *crashWorld) restart(t testing.TB, failpoints string) {
 		}
 	}()
 	poll(t, "the lifecycle binary to serve", 30*time.Second, func() int {
-		resp, err := c.box.Client.Get(c.box.URL + "/healthz")
+		resp, err := c.box.Client.Get(c.box.URL + "/readyz")
 		if err != nil {
 			return 0
 		}

@@ -179,6 +179,10 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 		s.closeAll()
 		return nil, err
 	}
+	// "ready" only once gRPC health and /readyz report the truth.
+	waitCtx, waitDone := context.WithTimeout(runCtx, 30*time.Second)
+	_ = srv.WaitChecked(waitCtx)
+	waitDone()
 	log.Info("vcfsm ready", "rest", "http://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr)
 	return s, nil
 }
