@@ -13,6 +13,8 @@ replace (
 )
 
 require (
+	github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/common v0.67.5
 	github.com/stretchr/testify v1.12.1
 	github.com/vcfsm/vcfsm/platform v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/compatibility v0.0.0-00010101000000-000000000000
@@ -20,6 +22,9 @@ require (
 	github.com/vcfsm/vcfsm/services/lifecycle v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/precheck v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/renderer v0.0.0-00010101000000-000000000000
+	go.etcd.io/etcd/server/v3 v3.7.3
+	go.opentelemetry.io/otel/sdk v1.47.0
+	go.opentelemetry.io/otel/trace v1.47.0
 	google.golang.org/grpc v1.85.0
 )
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/encoding/protojson"
 	"sigs.k8s.io/yaml"
 
@@ -23,6 +24,7 @@ import (
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
@@ -30,6 +32,7 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/telemetry"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
@@ -80,6 +83,8 @@ type Config struct {
 	// WrapDriver, when set, wraps the target driver (tests inject faults
 	// such as panics through it).
 	WrapDriver func(target.Driver) target.Driver
+	// Telemetry receives metrics and traces; nil: none served.
+	Telemetry *observability.Telemetry
 }
 
 func (c Config) wrapDriver(d target.Driver) target.Driver {
@@ -122,15 +127,15 @@ func refreshInterval(cfg Config) time.Duration {
 	return 0
 }
 
-// openStore opens the configured entity store.
-func openStore(ctx context.Context, cfg Config) (store.Store, error) {
+// openStore opens the configured entity store, timed and counted.
+func openStore(ctx context.Context, cfg Config, tel *observability.Telemetry, log *slog.Logger) (store.Store, error) {
 	switch cfg.Store {
 	case "", "bolt":
 		st, err := boltstore.Open(filepath.Join(cfg.DataDir, "lifecycle.db"), storage.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("lifecycle store: %w", err)
 		}
-		return st, nil
+		return tel.InstrumentStore(st, "bolt"), nil
 	case "etcd":
 		var eps []string
 		for _, e := range strings.Split(cfg.EtcdEndpoints, ",") {
@@ -141,7 +146,8 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		if len(eps) == 0 {
 			return nil, fmt.Errorf("--store=etcd needs --etcd-endpoints")
 		}
-		ecfg := etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix}
+		ecfg := etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix,
+			Logger: log.With("component", "etcd-client"), OnConflict: func() { tel.StoreRetried("etcd") }}
 		if err := cfg.Etcd.apply(&ecfg); err != nil {
 			return nil, err
 		}
@@ -149,7 +155,7 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lifecycle store on etcd %s: %w", cfg.EtcdEndpoints, err)
 		}
-		return st, nil
+		return tel.InstrumentStore(st, "etcd"), nil
 	}
 	return nil, fmt.Errorf("--store %q: want bolt or etcd", cfg.Store)
 }
@@ -168,6 +174,7 @@ type Service struct {
 	store   store.Store
 	sim     *simulator.Simulator
 	conns   []*grpc.ClientConn
+	peers   []peer
 	manager *lifecycle.Manager
 	handler *server.Handler
 	log     *slog.Logger
@@ -182,7 +189,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 			_ = s.Close()
 		}
 	}()
-	if s.store, err = openStore(ctx, cfg); err != nil {
+	tel := observability.Or(cfg.Telemetry)
+	if s.store, err = openStore(ctx, cfg, tel, log); err != nil {
 		return nil, err
 	}
 	repo, err := storage.NewRepo(ctx, s.store)
@@ -209,7 +217,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err != nil {
 		return nil, err
 	}
-	peers, err := s.dialPeers(cfg)
+	peers, err := s.dialPeers(cfg, tel)
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +232,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		StepTimeouts:      cfg.StepTimeouts,
 		Logger:            log,
 		RefreshInterval:   refreshInterval(cfg),
+		Observer:          telemetry.New(tel),
 	}, repo, fetcher, peers, cfg.wrapDriver(s.sim))
+	telemetry.Gauges(tel, s.manager.QueueDepth, func() []*lifecycle.Service { return repo.Services(context.Background()) })
 	if err := s.loadInventoryFile(ctx, cfg.InventoryFile); err != nil {
 		return nil, err
 	}
@@ -235,23 +245,24 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 
 // dialPeers connects to compatibility, renderer and precheck (each
 // connection is closed by Close).
-func (s *Service) dialPeers(cfg Config) (lifecycle.Peers, error) {
-	dial := func(addr string) (*grpc.ClientConn, error) {
-		conn, err := grpcx.Dial(addr, cfg.PeerToken, cfg.PeerDialOptions...)
+func (s *Service) dialPeers(cfg Config, tel *observability.Telemetry) (lifecycle.Peers, error) {
+	dial := func(addr, service string) (*grpc.ClientConn, error) {
+		conn, err := grpcx.Dial(addr, cfg.PeerToken, append(append([]grpc.DialOption(nil), cfg.PeerDialOptions...), tel.DialOptions()...)...)
 		if err == nil {
 			s.conns = append(s.conns, conn)
+			s.peers = append(s.peers, peer{addr: addr, service: service, health: healthpb.NewHealthClient(conn)})
 		}
 		return conn, err
 	}
-	compat, err := dial(cfg.CompatibilityAddr)
+	compat, err := dial(cfg.CompatibilityAddr, compatibilityv1.CompatibilityService_ServiceDesc.ServiceName)
 	if err != nil {
 		return lifecycle.Peers{}, err
 	}
-	rend, err := dial(cfg.RendererAddr)
+	rend, err := dial(cfg.RendererAddr, rendererv1.RendererService_ServiceDesc.ServiceName)
 	if err != nil {
 		return lifecycle.Peers{}, err
 	}
-	pre, err := dial(cfg.PrecheckAddr)
+	pre, err := dial(cfg.PrecheckAddr, precheckv1.PrecheckService_ServiceDesc.ServiceName)
 	if err != nil {
 		return lifecycle.Peers{}, err
 	}
@@ -303,6 +314,7 @@ func LoadInventory(file string) (*commonv1.Inventory, error) {
 func (s *Service) Register(srv *grpcx.Server) {
 	lifecyclev1.RegisterLifecycleServiceServer(srv, s.handler)
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, server.ErrorTable)
+	srv.SetReadiness(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.ready)
 }
 
 // Start resumes unfinished operations and runs the workers and controllers

@@ -82,7 +82,9 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 			apply = append(apply, r)
 			continue
 		}
+		read := time.Now()
 		obj, err := m.driver.Get(ctx, r.Target)
+		m.cfg.Observer.Reconciled(r.Kind, r.Target.System, time.Since(read), err)
 		switch {
 		case errors.Is(err, target.ErrNotFound):
 			apply = append(apply, r) // never applied, or removed behind our back
