@@ -55,7 +55,7 @@ KAPP_VERSION := v0.53.1
 kapp-crds:
 	@dir=$$(GOWORK=off GONOSUMDB=carvel.dev/kapp-controller go mod download -json carvel.dev/kapp-controller@$(KAPP_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 	test -n "$$dir" || { echo "could not download carvel.dev/kapp-controller@$(KAPP_VERSION)" >&2; exit 1; }; \
-	GOWORK=off go run -C tools/kapp . "$$dir" $(CURDIR)/services/lifecycle/target/kubernetes/testdata/kapp-controller-crds.yaml
+	GOWORK=off go run -C tools/kapp . "$$dir" $(CURDIR)/services/lifecycle/target/kubernetes/kubetest/testdata/kapp-controller-crds.yaml
 
 ## tools: build the pinned code generators into .bin/ (first build ≈ 1.5 min)
 tools:

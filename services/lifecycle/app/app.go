@@ -15,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
@@ -31,6 +32,8 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
 
@@ -50,6 +53,15 @@ type Config struct {
 	InventoryFile string
 	// SimulatorSeed seeds the simulated targets (YAML).
 	SimulatorSeed string
+	// TargetDriver is "simulator" (the default) or "kubernetes":
+	// Supervisor SupervisorServices and Secrets go to each Supervisor's
+	// Kubernetes API, everything else stays on the simulator.
+	TargetDriver string
+	// KubeconfigDir holds <supervisor>.kubeconfig (--target-driver=kubernetes).
+	KubeconfigDir string
+	// KubeRESTConfig, when set, reaches a Supervisor's API server instead
+	// of the kubeconfig files (tests).
+	KubeRESTConfig func(supervisor string) (*rest.Config, error)
 	// ReconcileInterval is the controllers' period.
 	ReconcileInterval time.Duration
 	// StepTimeout bounds each operation step.
@@ -77,6 +89,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.PrecheckAddr, "precheck", cli.EnvOr("VCFSM_PRECHECK_ADDR", "127.0.0.1:9094"), "precheck service gRPC address (env VCFSM_PRECHECK_ADDR)")
 	fs.StringVar(&c.InventoryFile, "inventory-file", cli.EnvOr("VCFSM_INVENTORY_FILE", ""), "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one (env VCFSM_INVENTORY_FILE)")
 	fs.StringVar(&c.SimulatorSeed, "simulator-seed", cli.EnvOr("VCFSM_SIMULATOR_SEED", ""), "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults (env VCFSM_SIMULATOR_SEED)")
+	fs.StringVar(&c.TargetDriver, "target-driver", cli.EnvOr("VCFSM_TARGET_DRIVER", "simulator"), "target driver: simulator (every target SIMULATED) or kubernetes (Supervisor SupervisorServices and Secrets on each Supervisor's Kubernetes API; VCF Automation and vCenter stay simulated) (env VCFSM_TARGET_DRIVER)")
+	fs.StringVar(&c.KubeconfigDir, "kubeconfig-dir", cli.EnvOr("VCFSM_KUBECONFIG_DIR", ""), "directory holding <supervisor>.kubeconfig for each Supervisor, with --target-driver=kubernetes (env VCFSM_KUBECONFIG_DIR)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
 	fs.Int64Var(&c.BundleLimits.MaxDownloadBytes, "bundle-max-download-bytes", 0, "largest bundle tarball downloaded (0: 2 GiB)")
@@ -138,6 +152,8 @@ type BundleLimits struct {
 type Service struct {
 	store   store.Store
 	sim     *simulator.Simulator
+	driver  target.Driver
+	kube    *kubernetes.Driver
 	conns   []*grpc.ClientConn
 	manager *lifecycle.Manager
 	handler *server.Handler
@@ -167,6 +183,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		}
 	}
 	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
+		return nil, err
+	}
+	if s.driver, s.kube, err = targetDriver(cfg, s.sim); err != nil {
 		return nil, err
 	}
 	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
@@ -208,7 +227,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		StepTimeouts:         cfg.StepTimeouts,
 		Logger:               log,
 		RefreshInterval:      refreshInterval(cfg),
-	}, repo, fetcher, peers, s.sim)
+	}, repo, fetcher, peers, s.driver)
 	if cfg.InventoryFile != "" {
 		inv, err := LoadInventory(cfg.InventoryFile)
 		if err != nil {
@@ -224,6 +243,27 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	}
 	s.handler = server.NewHandler(s.manager)
 	return s, nil
+}
+
+// targetDriver builds the configured driver: the simulator alone, or the
+// Kubernetes driver for what it reaches with the simulator behind it.
+func targetDriver(cfg Config, sim *simulator.Simulator) (target.Driver, *kubernetes.Driver, error) {
+	switch cfg.TargetDriver {
+	case "", "simulator":
+		return sim, nil, nil
+	case "kubernetes":
+		if cfg.KubeconfigDir == "" && cfg.KubeRESTConfig == nil {
+			return nil, nil, fmt.Errorf("--target-driver=kubernetes needs --kubeconfig-dir, a directory holding <supervisor>.kubeconfig for each Supervisor")
+		}
+		if cfg.KubeconfigDir != "" {
+			if st, err := os.Stat(cfg.KubeconfigDir); err != nil || !st.IsDir() {
+				return nil, nil, fmt.Errorf("--kubeconfig-dir %s: not a directory", cfg.KubeconfigDir)
+			}
+		}
+		kube := kubernetes.New(kubernetes.Config{KubeconfigDir: cfg.KubeconfigDir, RESTConfig: cfg.KubeRESTConfig})
+		return &target.Router{Primary: kube, Handles: kubernetes.Handles, Fallback: sim}, kube, nil
+	}
+	return nil, nil, fmt.Errorf("--target-driver %q: want simulator or kubernetes", cfg.TargetDriver)
 }
 
 // LoadInventory reads api.md's Inventory from a YAML or JSON file.
@@ -271,6 +311,9 @@ func (s *Service) Close() error {
 	}
 	for _, c := range s.conns {
 		_ = c.Close()
+	}
+	if s.kube != nil {
+		_ = s.kube.Close()
 	}
 	if s.sim != nil {
 		_ = s.sim.Close()

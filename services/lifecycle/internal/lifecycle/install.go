@@ -232,8 +232,12 @@ func (m *Manager) platformFacts(ctx context.Context, supervisors []string) (*pre
 	for _, name := range supervisors {
 		sf := known[name]
 		inv := byName[name]
+		k8s := inv.GetKubernetesVersion()
+		if sf.KubernetesVersion != "" {
+			k8s = sf.KubernetesVersion // the Supervisor's own /version
+		}
 		pf.Supervisors = append(pf.Supervisors, &precheckv1.SupervisorFacts{
-			Name: name, Version: inv.GetVersion(), KubernetesVersion: inv.GetKubernetesVersion(),
+			Name: name, Version: inv.GetVersion(), KubernetesVersion: k8s,
 			Available:            quotaProto(sf.Available),
 			SupportedApiVersions: sf.SupportedAPIs,
 		})
@@ -301,7 +305,7 @@ func (m *Manager) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.
 		}
 		st := staged[j]
 		req.Staged = append(req.Staged, &precheckv1.StagedResource{
-			Index: doc.GetIndex(), Target: stagedTarget(resources[j].Target), Reachable: st.Reachable, Message: st.Message,
+			Index: doc.GetIndex(), Target: stagedTarget(resources[j].Target), Reachable: st.Reachable, Message: st.Message, Rejected: st.Rejected,
 			Requested: quotaProto(st.Requested),
 		})
 	}

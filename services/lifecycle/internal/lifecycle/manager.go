@@ -140,6 +140,9 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 		defer wg.Done()
 		m.controllerLoop(ctx)
 	}()
+	if w, ok := m.driver.(target.Watcher); ok {
+		m.watchTargets(ctx, w)
+	}
 	for _, op := range ops {
 		m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
 		m.enqueue(op)
