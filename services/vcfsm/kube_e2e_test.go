@@ -199,7 +199,9 @@ func TestKubernetesTargets(t *testing.T) {
 	poll(t, "the deleted Secret recreated", 15*time.Second, func() *corev1.Secret {
 		s, _ := secrets.Get(ctx, "arcturus-values-eu-central-1", metav1.GetOptions{})
 		return s
-	}, func(s *corev1.Secret) bool { return s != nil && s.DeletionTimestamp == nil && string(s.Data["values"]) == "region: eu-central-1\n" })
+	}, func(s *corev1.Secret) bool {
+		return s != nil && s.DeletionTimestamp == nil && string(s.Data["values"]) == "region: eu-central-1\n"
+	})
 	w.waitStatus(t, id, "Healthy")
 
 	w.upgradeAndRefusedRollback(t, id)

@@ -303,7 +303,9 @@ func TestFacts(t *testing.T) {
 		corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("32Gi"), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi")}}}
 	_, err := cs["sv2"].Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	require.NoError(t, err)
-	t.Cleanup(func() { _ = cs["sv2"].Kube.CoreV1().Nodes().Delete(context.Background(), "worker-facts", metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cs["sv2"].Kube.CoreV1().Nodes().Delete(context.Background(), "worker-facts", metav1.DeleteOptions{})
+	})
 
 	f, err := d.Facts(ctx, []string{"sv2", "sv9"})
 	require.NoError(t, err)
