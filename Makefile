@@ -36,9 +36,15 @@ KUBE_ASSETS := $(CURDIR)/.bin/kube-$(KUBE_VERSION)
 export KUBEBUILDER_ASSETS ?= $(KUBE_ASSETS)
 kube-test-bins: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd
 
+# What the release build stamps, so /version reports the real version.
+KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION))) \
+	-X k8s.io/component-base/version.gitTreeState=clean
+
 $(KUBE_ASSETS)/kube-apiserver: tools/kube/go.mod
 	@mkdir -p $(KUBE_ASSETS)
-	GOWORK=off go build -C tools/kube -o $@ k8s.io/kubernetes/cmd/kube-apiserver
+	GOWORK=off go build -C tools/kube -o $@ -ldflags "$(KUBE_LDFLAGS)" k8s.io/kubernetes/cmd/kube-apiserver
 
 $(CURDIR)/.bin/etcd-$(ETCD_VERSION)/etcd: tools/etcd/go.mod
 	@mkdir -p $(dir $@)

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -139,6 +140,9 @@ func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object,
 	}
 	took, err := d.applyParts(ctx, r.c, parts, own, r.anchor != nil, false)
 	if err != nil {
+		return target.Object{}, err
+	}
+	if err := d.pruneParts(ctx, r.c, want.Key, parts); err != nil {
 		return target.Object{}, err
 	}
 	if waiting != "" {
@@ -303,4 +307,32 @@ func compareVersions(a, b string) int {
 		return -1
 	}
 	return strings.Compare(apre, bpre)
+}
+
+// pruneParts deletes objects of a resource that its document no longer
+// makes (the Package of the previous version after an upgrade).
+func (d *Driver) pruneParts(ctx context.Context, c *cluster, k target.Key, parts []part) error {
+	if k.Kind != kindSupervisorService {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, p := range parts {
+		keep[p.gvr.Resource+"/"+p.obj.GetNamespace()+"/"+p.obj.GetName()] = true
+	}
+	sel := LabelKey + "=" + hashOf(k.String()) + "," + LabelPart + "!=" + partAnchor
+	for _, gvr := range []schema.GroupVersionResource{gvrSecret, gvrPackage, gvrPackageMetadata} {
+		list, err := c.dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return unreachable(c.name, err)
+		}
+		for _, u := range list.Items {
+			if keep[gvr.Resource+"/"+u.GetNamespace()+"/"+u.GetName()] {
+				continue
+			}
+			if err := c.dyn.Resource(gvr).Namespace(u.GetNamespace()).Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return unreachable(c.name, err)
+			}
+		}
+	}
+	return nil
 }

@@ -139,8 +139,13 @@ func (d *Driver) restamp(ctx context.Context, r *resource, k target.Key, owner t
 	own := ownership{key: k, owner: owner, finalizers: finalizers, desired: string(raw), generation: max(gen, 1),
 		adopted: ann[AnnotationAdopted] == "true" || ownerOf(r.anchor).IsZero()}
 	if r.anchor.GetDeletionTimestamp() != nil {
-		// A terminating object takes no new fields: only drop ours.
-		return applied{anchor: r.anchor}, d.dropFinalizers(ctx, r.c, anchorGVR(k), r.anchor)
+		// A terminating anchor takes no new finalizers: its other parts
+		// are re-applied, the anchor itself updated.
+		if _, err := d.applyParts(ctx, r.c, parts[:len(parts)-1], own, true, false); err != nil {
+			return applied{}, err
+		}
+		u, err := d.restampTerminating(ctx, r.c, anchorGVR(k), r.anchor, owner)
+		return applied{anchor: u}, err
 	}
 	return d.applyParts(ctx, r.c, parts, own, true, false)
 }
@@ -235,6 +240,47 @@ func (d *Driver) deleteParts(ctx context.Context, c *cluster, k target.Key) erro
 		}
 	}
 	return nil
+}
+
+// restampTerminating sets the owner of an object being deleted (none:
+// released) and removes the Service Manager's finalizers from it.
+func (d *Driver) restampTerminating(ctx context.Context, c *cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured, owner target.Owner) (*unstructured.Unstructured, error) {
+	res := c.dyn.Resource(gvr).Namespace(u.GetNamespace())
+	var out *unstructured.Unstructured
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := res.Get(ctx, u.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		cur.SetFinalizers(foreignFinalizers(cur))
+		ann, labels := cur.GetAnnotations(), cur.GetLabels()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		delete(ann, AnnotationFinalizers)
+		if owner.IsZero() {
+			delete(ann, AnnotationServiceID)
+			delete(ann, AnnotationOwnerVersion)
+			delete(labels, LabelService)
+		} else {
+			ann[AnnotationServiceID], ann[AnnotationOwnerVersion] = owner.ServiceID, owner.Version
+			labels[LabelService] = hashOf(owner.ServiceID)
+		}
+		cur.SetAnnotations(ann)
+		cur.SetLabels(labels)
+		out, err = res.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
+		if err == nil {
+			d.noteWrite(out)
+		}
+		return err
+	})
+	if apierrors.IsNotFound(err) {
+		return u, nil
+	}
+	return out, unreachable(c.name, err)
 }
 
 // dropFinalizers removes the Service Manager's finalizers from an object,

@@ -53,6 +53,11 @@ func (d *Driver) read(ctx context.Context, c *cluster, k target.Key, a applied) 
 		if err != nil {
 			return target.Object{}, err
 		}
+		if u.GetDeletionTimestamp() != nil && !obj.Owner.IsZero() {
+			// Deleted on the cluster while a service still owns it: Apply
+			// lets it go and creates it again.
+			drift = fmt.Sprintf("%s %s was deleted on the cluster", u.GetKind(), u.GetName())
+		}
 		if drift != "" {
 			meta, _ := obj.Spec["metadata"].(map[string]any)
 			if meta == nil {

@@ -53,7 +53,9 @@ func (d *Driver) Stage(ctx context.Context, want target.Desired) (target.Staged,
 	}
 	// The namespace may not exist before activation and a dry run creates
 	// nothing: validate in "default" then (same schemas and rules).
-	if _, err := c.kube.CoreV1().Namespaces().Get(ctx, r.ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+	if r.ns == "" {
+		r.ns = "default"
+	} else if _, err := c.kube.CoreV1().Namespaces().Get(ctx, r.ns, metav1.GetOptions{}); apierrors.IsNotFound(err) {
 		r.ns = "default"
 	} else if err != nil {
 		return target.Staged{Reachable: false, Message: unreachable(want.Scope, err).Error(), Requested: st.Requested}, nil
