@@ -121,11 +121,13 @@ func (d *Driver) Release(ctx context.Context, k target.Key) error {
 // new owner and finalizers: the same document, so nothing else changes.
 func (d *Driver) restamp(ctx context.Context, r *resource, k target.Key, owner target.Owner, finalizers []string) (applied, error) {
 	ann := r.anchor.GetAnnotations()
-	doc := observedDoc(r.anchor)
+	var doc map[string]any
 	if raw := ann[AnnotationDesired]; raw != "" {
 		if err := json.Unmarshal([]byte(raw), &doc); err != nil {
 			return applied{}, fmt.Errorf("annotation %s: %w", AnnotationDesired, err)
 		}
+	} else {
+		doc = observedDoc(r.anchor)
 	}
 	parts, waiting, err := d.parts(ctx, r, k, doc)
 	if err != nil {
