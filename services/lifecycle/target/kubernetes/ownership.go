@@ -130,26 +130,38 @@ func (d *Driver) restamp(ctx context.Context, r *resource, k target.Key, owner t
 		doc = observedDoc(r.anchor)
 	}
 	parts, waiting, err := d.parts(ctx, r, k, doc)
-	if err != nil {
-		return applied{}, err
-	}
-	if waiting != "" {
-		return applied{}, fmt.Errorf("cannot re-apply the resource while %s", strings.TrimPrefix(waiting, "waiting for "))
+	if err != nil || waiting != "" || r.anchor.GetDeletionTimestamp() != nil {
+		// The document cannot be rebuilt as it was (its values Secret is
+		// gone), or the anchor is being deleted (it takes no new
+		// finalizers): change the owner on the live objects instead.
+		return d.restampLive(ctx, r.c, k, r.anchor, owner, finalizers)
 	}
 	raw, _ := json.Marshal(doc)
 	gen, _ := strconv.ParseInt(ann[AnnotationGeneration], 10, 64)
 	own := ownership{key: k, owner: owner, finalizers: finalizers, desired: string(raw), generation: max(gen, 1),
 		adopted: ann[AnnotationAdopted] == "true" || ownerOf(r.anchor).IsZero()}
-	if r.anchor.GetDeletionTimestamp() != nil {
-		// A terminating anchor takes no new finalizers: its other parts
-		// are re-applied, the anchor itself updated.
-		if _, err := d.applyParts(ctx, r.c, parts[:len(parts)-1], own, true, false); err != nil {
-			return applied{}, err
-		}
-		u, err := d.restampTerminating(ctx, r.c, anchorGVR(k), r.anchor, owner)
-		return applied{anchor: u}, err
-	}
 	return d.applyParts(ctx, r.c, parts, own, true, false)
+}
+
+// restampLive sets the owner on a resource's live objects by update, and
+// the finalizers on its anchor (none on one being deleted).
+func (d *Driver) restampLive(ctx context.Context, c *cluster, k target.Key, anchor *unstructured.Unstructured, owner target.Owner, finalizers []string) (applied, error) {
+	if k.Kind == kindSupervisorService {
+		sel := LabelKey + "=" + hashOf(k.String()) + "," + LabelPart + "!=" + partAnchor
+		for _, gvr := range []schema.GroupVersionResource{gvrSecret, gvrPackage, gvrPackageMetadata} {
+			list, err := c.dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: sel})
+			if err != nil {
+				return applied{}, unreachable(c.name, err)
+			}
+			for i := range list.Items {
+				if _, err := d.restampObject(ctx, c, gvr, &list.Items[i], owner, nil, false); err != nil {
+					return applied{}, err
+				}
+			}
+		}
+	}
+	u, err := d.restampObject(ctx, c, anchorGVR(k), anchor, owner, finalizers, true)
+	return applied{anchor: u}, err
 }
 
 // Delete implements target.Driver: the anchor is deleted; once only the
@@ -244,9 +256,10 @@ func (d *Driver) deleteParts(ctx context.Context, c *cluster, k target.Key) erro
 	return nil
 }
 
-// restampTerminating sets the owner of an object being deleted (none:
-// released) and removes the Service Manager's finalizers from it.
-func (d *Driver) restampTerminating(ctx context.Context, c *cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured, owner target.Owner) (*unstructured.Unstructured, error) {
+// restampObject sets the owner of an object by update; on an anchor also
+// the Service Manager's finalizers (none while it is being deleted).
+func (d *Driver) restampObject(ctx context.Context, c *cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured,
+	owner target.Owner, finalizers []string, isAnchor bool) (*unstructured.Unstructured, error) {
 	res := c.dyn.Resource(gvr).Namespace(u.GetNamespace())
 	var out *unstructured.Unstructured
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
@@ -254,7 +267,6 @@ func (d *Driver) restampTerminating(ctx context.Context, c *cluster, gvr schema.
 		if err != nil {
 			return err
 		}
-		cur.SetFinalizers(foreignFinalizers(cur))
 		ann, labels := cur.GetAnnotations(), cur.GetLabels()
 		if ann == nil {
 			ann = map[string]string{}
@@ -262,7 +274,18 @@ func (d *Driver) restampTerminating(ctx context.Context, c *cluster, gvr schema.
 		if labels == nil {
 			labels = map[string]string{}
 		}
-		delete(ann, AnnotationFinalizers)
+		if isAnchor {
+			fin := foreignFinalizers(cur)
+			if cur.GetDeletionTimestamp() != nil {
+				finalizers = nil
+			}
+			for _, f := range finalizers {
+				fin = append(fin, k8sFinalizer(f))
+			}
+			cur.SetFinalizers(fin)
+			raw, _ := json.Marshal(finalizers)
+			ann[AnnotationFinalizers] = string(raw)
+		}
 		if owner.IsZero() {
 			delete(ann, AnnotationServiceID)
 			delete(ann, AnnotationOwnerVersion)
