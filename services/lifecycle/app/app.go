@@ -90,7 +90,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.InventoryFile, "inventory-file", cli.EnvOr("VCFSM_INVENTORY_FILE", ""), "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one (env VCFSM_INVENTORY_FILE)")
 	fs.StringVar(&c.SimulatorSeed, "simulator-seed", cli.EnvOr("VCFSM_SIMULATOR_SEED", ""), "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults (env VCFSM_SIMULATOR_SEED)")
 	fs.StringVar(&c.TargetDriver, "target-driver", cli.EnvOr("VCFSM_TARGET_DRIVER", "simulator"), "target driver: simulator (every target SIMULATED) or kubernetes (Supervisor SupervisorServices and Secrets on each Supervisor's Kubernetes API; VCF Automation and vCenter stay simulated) (env VCFSM_TARGET_DRIVER)")
-	fs.StringVar(&c.KubeconfigDir, "kubeconfig-dir", cli.EnvOr("VCFSM_KUBECONFIG_DIR", ""), "directory holding <supervisor>.kubeconfig for each Supervisor, with --target-driver=kubernetes (env VCFSM_KUBECONFIG_DIR)")
+	fs.StringVar(&c.KubeconfigDir, "kubeconfig-dir", cli.EnvOr("VCFSM_KUBECONFIG_DIR", ""), "directory holding <supervisor>.kubeconfig for each Supervisor, with --target-driver=kubernetes; an inventory Supervisor's kubeconfig field wins (env VCFSM_KUBECONFIG_DIR)")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
 	fs.Int64Var(&c.BundleLimits.MaxDownloadBytes, "bundle-max-download-bytes", 0, "largest bundle tarball downloaded (0: 2 GiB)")
@@ -185,7 +185,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
 		return nil, err
 	}
-	if s.driver, s.kube, err = targetDriver(cfg, s.sim); err != nil {
+	if s.driver, s.kube, err = targetDriver(cfg, s.sim, s.inventoryKubeconfig); err != nil {
 		return nil, err
 	}
 	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
@@ -247,23 +247,40 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 
 // targetDriver builds the configured driver: the simulator alone, or the
 // Kubernetes driver for what it reaches with the simulator behind it.
-func targetDriver(cfg Config, sim *simulator.Simulator) (target.Driver, *kubernetes.Driver, error) {
+func targetDriver(cfg Config, sim *simulator.Simulator, kubeconfigFor func(string) string) (target.Driver, *kubernetes.Driver, error) {
 	switch cfg.TargetDriver {
 	case "", "simulator":
 		return sim, nil, nil
 	case "kubernetes":
-		if cfg.KubeconfigDir == "" && cfg.KubeRESTConfig == nil {
-			return nil, nil, fmt.Errorf("--target-driver=kubernetes needs --kubeconfig-dir, a directory holding <supervisor>.kubeconfig for each Supervisor")
-		}
 		if cfg.KubeconfigDir != "" {
 			if st, err := os.Stat(cfg.KubeconfigDir); err != nil || !st.IsDir() {
 				return nil, nil, fmt.Errorf("--kubeconfig-dir %s: not a directory", cfg.KubeconfigDir)
 			}
 		}
-		kube := kubernetes.New(kubernetes.Config{KubeconfigDir: cfg.KubeconfigDir, RESTConfig: cfg.KubeRESTConfig})
+		kube := kubernetes.New(kubernetes.Config{KubeconfigDir: cfg.KubeconfigDir, RESTConfig: cfg.KubeRESTConfig, KubeconfigFor: kubeconfigFor})
 		return &target.Router{Primary: kube, Handles: kubernetes.Handles, Fallback: sim}, kube, nil
 	}
 	return nil, nil, fmt.Errorf("--target-driver %q: want simulator or kubernetes", cfg.TargetDriver)
+}
+
+// inventoryKubeconfig is the kubeconfig the stored inventory names for a
+// Supervisor.
+func (s *Service) inventoryKubeconfig(supervisor string) string {
+	if s.manager == nil {
+		return ""
+	}
+	inv, err := s.manager.Inventory(context.Background())
+	if err != nil {
+		return ""
+	}
+	for _, r := range inv.GetRegions() {
+		for _, sup := range r.GetSupervisors() {
+			if sup.GetName() == supervisor {
+				return sup.GetKubeconfig()
+			}
+		}
+	}
+	return ""
 }
 
 // LoadInventory reads api.md's Inventory from a YAML or JSON file.

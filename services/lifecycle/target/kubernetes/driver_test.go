@@ -321,7 +321,7 @@ func TestFacts(t *testing.T) {
 }
 
 // A Supervisor without a kubeconfig is unreachable, naming the file; with
-// one in --kubeconfig-dir it is reached.
+// one in --kubeconfig-dir it is reached; the inventory's kubeconfig wins.
 func TestKubeconfigDir(t *testing.T) {
 	cs := testClusters(t)
 	wipe(t, cs)
@@ -338,6 +338,22 @@ func TestKubeconfigDir(t *testing.T) {
 	t.Cleanup(func() { _ = d2.Close() })
 	_, err = d2.Get(ctx, valKey)
 	require.ErrorIs(t, err, target.ErrNotFound, "reached sv1 through its kubeconfig")
+
+	// The inventory's kubeconfig field wins over the directory.
+	elsewhere := filepath.Join(t.TempDir(), "sv2-admin.yaml")
+	require.NoError(t, cs["sv2"].WriteKubeconfig(elsewhere))
+	d3 := kubernetes.New(kubernetes.Config{KubeconfigDir: dir, KubeconfigFor: func(sup string) string {
+		if sup == "sv1" {
+			return elsewhere
+		}
+		return ""
+	}})
+	t.Cleanup(func() { _ = d3.Close() })
+	_, err = d3.Apply(ctx, target.Desired{Key: valKey, Namespace: ns, Owner: owner1, Spec: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata": map[string]any{"name": "arcturus-install"}, "stringData": map[string]any{"a": "b"}}})
+	require.NoError(t, err)
+	_, err = cs["sv2"].Kube.CoreV1().Secrets(ns).Get(ctx, "arcturus-install", metav1.GetOptions{})
+	require.NoError(t, err, "Supervisor sv1 was reached through the inventory's kubeconfig (here: cluster sv2)")
 	_, err = os.Stat(filepath.Join(dir, "sv1.kubeconfig"))
 	require.NoError(t, err)
 }

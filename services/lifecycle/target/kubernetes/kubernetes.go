@@ -46,6 +46,10 @@ const FieldManager = "vcfsm"
 type Config struct {
 	// KubeconfigDir holds <supervisor>.kubeconfig per Supervisor.
 	KubeconfigDir string
+	// KubeconfigFor returns the inventory's kubeconfig file of a
+	// Supervisor ("" for none); it wins over Kubeconfigs and KubeconfigDir.
+	// It is read when the driver first connects to the Supervisor.
+	KubeconfigFor func(supervisor string) string
 	// Kubeconfigs maps a Supervisor name to a kubeconfig file; it wins over
 	// KubeconfigDir.
 	Kubeconfigs map[string]string
@@ -104,15 +108,23 @@ func (d *Driver) restConfig(supervisor string) (*rest.Config, error) {
 	if d.cfg.RESTConfig != nil {
 		return d.cfg.RESTConfig(supervisor)
 	}
-	file := d.cfg.Kubeconfigs[supervisor]
+	var file string
+	if d.cfg.KubeconfigFor != nil {
+		file = d.cfg.KubeconfigFor(supervisor)
+	}
+	if file == "" {
+		file = d.cfg.Kubeconfigs[supervisor]
+	}
 	if file == "" && d.cfg.KubeconfigDir != "" {
 		file = filepath.Join(d.cfg.KubeconfigDir, supervisor+".kubeconfig")
 		if _, err := os.Stat(file); err != nil {
-			return nil, fmt.Errorf("supervisor %s has no kubeconfig: %s does not exist (add it to --kubeconfig-dir): %w", supervisor, file, target.ErrUnreachable)
+			return nil, fmt.Errorf("supervisor %s has no kubeconfig: %s does not exist (add it to --kubeconfig-dir, or set the inventory Supervisor's kubeconfig): %w",
+				supervisor, file, target.ErrUnreachable)
 		}
 	}
 	if file == "" {
-		return nil, fmt.Errorf("supervisor %s has no kubeconfig: set --kubeconfig-dir to a directory holding %s.kubeconfig: %w", supervisor, supervisor, target.ErrUnreachable)
+		return nil, fmt.Errorf("supervisor %s has no kubeconfig: set the inventory Supervisor's kubeconfig or put %s.kubeconfig in --kubeconfig-dir: %w",
+			supervisor, supervisor, target.ErrUnreachable)
 	}
 	rc, err := clientcmd.BuildConfigFromFlags("", file)
 	if err != nil {
