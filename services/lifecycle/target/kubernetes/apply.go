@@ -98,38 +98,9 @@ func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object,
 		}
 		r.anchor = nil
 	}
-	own := ownership{key: want.Key, owner: want.Owner, finalizers: want.Finalizers, generation: 1}
-	message := "Created"
-	if r.anchor != nil {
-		prev := ownerOf(r.anchor)
-		switch {
-		case prev.IsZero():
-			own.adopted = true
-			message = "Adopted existing resource; ownership declared"
-		case prev.ServiceID != want.Owner.ServiceID:
-			return target.Object{}, fmt.Errorf("%s/%s is owned by service %s: %w", r.ns, r.anchor.GetName(), prev.ServiceID, target.ErrOwnedByOther)
-		default:
-			own.adopted = r.anchor.GetAnnotations()[AnnotationAdopted] == "true"
-			message = "Updated"
-		}
-		if err := refuseDowngrade(r.anchor, want); err != nil {
-			return target.Object{}, err
-		}
-	}
-	raw, err := json.Marshal(want.Spec)
+	own, message, err := claim(r, want)
 	if err != nil {
-		return target.Object{}, fmt.Errorf("encode the document: %w: %w", err, target.ErrRejected)
-	}
-	own.desired = string(raw)
-	if r.anchor != nil {
-		g, _ := strconv.ParseInt(r.anchor.GetAnnotations()[AnnotationGeneration], 10, 64)
-		own.generation = max(g, 1)
-		switch {
-		case r.anchor.GetAnnotations()[AnnotationDesired] != own.desired:
-			own.generation++
-		case !ownerOf(r.anchor).IsZero():
-			message = "" // nothing changed
-		}
+		return target.Object{}, err
 	}
 	if err := r.c.ensureNamespace(ctx, r.ns, want.Owner); err != nil {
 		return target.Object{}, err
@@ -160,6 +131,44 @@ func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object,
 		obj.Message = strings.TrimSpace(obj.Message + "; took back fields other field managers had changed: " + strings.Join(took.conflicts, "; "))
 	}
 	return obj, nil
+}
+
+// claim decides how the wanted owner takes the resource: created,
+// adopted (unowned), updated (its own) or refused (another service's, or a
+// SupervisorService downgrade); message says which, empty when nothing
+// changes.
+func claim(r *resource, want target.Desired) (ownership, string, error) {
+	own := ownership{key: want.Key, owner: want.Owner, finalizers: want.Finalizers, generation: 1}
+	raw, err := json.Marshal(want.Spec)
+	if err != nil {
+		return own, "", fmt.Errorf("encode the document: %w: %w", err, target.ErrRejected)
+	}
+	own.desired = string(raw)
+	if r.anchor == nil {
+		return own, "Created", nil
+	}
+	message := "Updated"
+	switch prev := ownerOf(r.anchor); {
+	case prev.IsZero():
+		own.adopted = true
+		message = "Adopted existing resource; ownership declared"
+	case prev.ServiceID != want.Owner.ServiceID:
+		return own, "", fmt.Errorf("%s/%s is owned by service %s: %w", r.ns, r.anchor.GetName(), prev.ServiceID, target.ErrOwnedByOther)
+	default:
+		own.adopted = r.anchor.GetAnnotations()[AnnotationAdopted] == "true"
+	}
+	if err := refuseDowngrade(r.anchor, want); err != nil {
+		return own, "", err
+	}
+	g, _ := strconv.ParseInt(r.anchor.GetAnnotations()[AnnotationGeneration], 10, 64)
+	own.generation = max(g, 1)
+	switch {
+	case r.anchor.GetAnnotations()[AnnotationDesired] != own.desired:
+		own.generation++
+	case !ownerOf(r.anchor).IsZero():
+		message = "" // nothing changed
+	}
+	return own, message, nil
 }
 
 // parts builds the objects of a resource. For a SupervisorService whose

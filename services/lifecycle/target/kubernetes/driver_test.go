@@ -180,15 +180,22 @@ func TestSupervisorService(t *testing.T) {
 	require.Contains(t, err.Error(), "cannot be downgraded")
 	require.Contains(t, err.Error(), "restore data from a backup")
 
-	// kapp-controller's finalizer holds the delete until it uninstalled.
-	pi, err = c.Dyn.Resource(kubetestPI).Namespace(ns).Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
+	deleteWaitsForKapp(t, d, c)
+}
+
+// deleteWaitsForKapp: kapp-controller's finalizer holds the delete until
+// it uninstalled; then the parts are cleaned up and the finalizer goes.
+func deleteWaitsForKapp(t *testing.T, d *kubernetes.Driver, c *kubetest.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	pi, err := c.Dyn.Resource(kubetestPI).Namespace(ns).Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
 	require.NoError(t, err)
 	pi.SetFinalizers(append(pi.GetFinalizers(), "finalizers.packageinstall.packaging.carvel.dev/delete"))
 	_, err = c.Dyn.Resource(kubetestPI).Namespace(ns).Update(ctx, pi, metav1.UpdateOptions{})
 	require.NoError(t, err)
 	err = d.Delete(ctx, ssKey)
 	require.ErrorContains(t, err, "waiting for finalizers finalizers.packageinstall.packaging.carvel.dev/delete")
-	got, err = d.Get(ctx, ssKey)
+	got, err := d.Get(ctx, ssKey)
 	require.NoError(t, err)
 	require.Equal(t, target.StatusBusy, got.Status)
 	pi, err = c.Dyn.Resource(kubetestPI).Namespace(ns).Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
