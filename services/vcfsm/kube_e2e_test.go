@@ -203,6 +203,7 @@ func TestKubernetesTargets(t *testing.T) {
 		return s != nil && s.DeletionTimestamp == nil && string(s.Data["values"]) == "region: eu-central-1\n"
 	})
 	w.waitStatus(t, id, "Healthy")
+	w.pausedIsLeftAlone(t, id)
 
 	w.upgradeAndRefusedRollback(t, id)
 	w.deleteWithFinalizersThenForce(t, id)
@@ -292,4 +293,27 @@ func (w *kubeWorld) deleteWithFinalizersThenForce(t *testing.T, id string) {
 	require.Contains(t, string(hist.Body), "supervisor-vc1")
 	_, err = eu1.Kube.CoreV1().Secrets(kubeNS).Get(ctx, "arcturus-values-us-west-1", metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the normal delete had cleaned up what it could: %v", err)
+}
+
+// A paused service's objects are left alone; resuming corrects them.
+func (w *kubeWorld) pausedIsLeftAlone(t *testing.T, id string) {
+	ctx := context.Background()
+	patch(t, w.world, id, `{"lifecycleState":"paused"}`, http.StatusAccepted)
+	secrets := w.clusters["supervisor-vc1"].Kube.CoreV1().Secrets(kubeNS)
+	s, err := secrets.Get(ctx, "arcturus-values-eu-central-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	s.Data["values"] = []byte("edited while paused")
+	_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	values := func() string {
+		s, err := secrets.Get(ctx, "arcturus-values-eu-central-1", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		return string(s.Data["values"])
+	}
+	require.Never(t, func() bool { return values() != "edited while paused" }, 3*time.Second, 100*time.Millisecond, "a paused service's objects are left alone")
+	patch(t, w.world, id, `{"lifecycleState":"active"}`, http.StatusAccepted)
+	poll(t, "the edit corrected after resuming", 15*time.Second, values, func(v string) bool { return v == "region: eu-central-1\n" })
+	w.waitStatus(t, id, "Healthy")
 }
