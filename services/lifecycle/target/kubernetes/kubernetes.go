@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -139,10 +140,21 @@ func (d *Driver) cluster(supervisor string) (*cluster, error) {
 		return nil, fmt.Errorf("a Supervisor resource names no Supervisor: %w", target.ErrUnreachable)
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if c, ok := d.clusters[supervisor]; ok {
+		d.mu.Unlock()
 		return c, nil
 	}
+	c, err := d.connect(supervisor)
+	w := d.watch
+	d.mu.Unlock()
+	if err == nil && w != nil {
+		w.start(c)
+	}
+	return c, err
+}
+
+// connect builds a Supervisor's clients (d.mu held).
+func (d *Driver) connect(supervisor string) (*cluster, error) {
 	rc, err := d.restConfig(supervisor)
 	if err != nil {
 		return nil, err
@@ -158,11 +170,15 @@ func (d *Driver) cluster(supervisor string) (*cluster, error) {
 	if c.kube, err = kubernetes.NewForConfig(rc); err != nil {
 		return nil, fmt.Errorf("supervisor %s: %w: %w", supervisor, err, target.ErrUnreachable)
 	}
-	c.discovery = c.kube.Discovery()
-	d.clusters[supervisor] = c
-	if d.watch != nil {
-		d.watch.start(c)
+	// Discovery answers quickly or not at all: bound it, so Facts and the
+	// informers' start never hang on a dead Supervisor (watches are not
+	// bounded: they are long requests by design).
+	dc := rest.CopyConfig(rc)
+	dc.Timeout = 10 * time.Second
+	if c.discovery, err = discovery.NewDiscoveryClientForConfig(dc); err != nil {
+		return nil, fmt.Errorf("supervisor %s: %w: %w", supervisor, err, target.ErrUnreachable)
 	}
+	d.clusters[supervisor] = c
 	return c, nil
 }
 

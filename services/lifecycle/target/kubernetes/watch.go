@@ -22,6 +22,7 @@ type watchState struct {
 	cancel  context.CancelFunc
 	changed func(serviceID string)
 
+	wg        sync.WaitGroup // the initial connects
 	mu        sync.Mutex
 	factories []dynamicinformer.DynamicSharedInformerFactory
 	// ours holds "<uid>/<resourceVersion>" of the driver's own writes, so
@@ -42,15 +43,27 @@ func (d *Driver) Watch(ctx context.Context, changed func(serviceID string)) erro
 		return nil
 	}
 	d.watch = w
+	var connected []*cluster
 	for _, c := range d.clusters {
-		w.start(c)
+		connected = append(connected, c)
 	}
 	d.mu.Unlock()
-	for _, name := range d.known() {
-		// Connecting starts the cluster's informers; a Supervisor without
-		// a working kubeconfig is reported when it is used.
-		_, _ = d.cluster(name)
+	for _, c := range connected {
+		w.start(c)
 	}
+	// Connecting starts a cluster's informers; a Supervisor without a
+	// working kubeconfig is reported when it is used. In the background:
+	// the caller is starting up.
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for _, name := range d.known() {
+			if wctx.Err() != nil {
+				return
+			}
+			_, _ = d.cluster(name)
+		}
+	}()
 	return nil
 }
 
@@ -58,6 +71,9 @@ func (d *Driver) Watch(ctx context.Context, changed func(serviceID string)) erro
 var watched = []schema.GroupVersionResource{gvrSecret, gvrPackageInstall, gvrPackage, gvrPackageMetadata}
 
 func (w *watchState) start(c *cluster) {
+	if w.ctx.Err() != nil {
+		return
+	}
 	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
 		o.LabelSelector = LabelManagedBy + "=" + managedByValue
 	})
@@ -67,7 +83,7 @@ func (w *watchState) start(c *cluster) {
 		DeleteFunc: func(obj any) { w.event(obj, true) },
 	}
 	for _, gvr := range watched {
-		if !served(c, gvr) {
+		if w.ctx.Err() != nil || !served(c, gvr) {
 			continue
 		}
 		if _, err := f.ForResource(gvr).Informer().AddEventHandler(h); err != nil {
@@ -136,6 +152,7 @@ func (w *watchState) wrote(u *unstructured.Unstructured) {
 
 func (w *watchState) stop() {
 	w.cancel()
+	w.wg.Wait()
 	w.mu.Lock()
 	fs := w.factories
 	w.factories = nil
