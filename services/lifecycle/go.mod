@@ -27,6 +27,8 @@ require (
 )
 
 require (
+	// carvel.dev/imgpkg requires cloud.google.com/go v0.99.0, which still holds
+	// compute/metadata: this keeps that package unambiguous (go mod tidy drops it).
 	cloud.google.com/go v0.123.0
 	cloud.google.com/go/compute/metadata v0.9.0 // indirect
 	github.com/Azure/azure-sdk-for-go v55.0.0+incompatible // indirect
