@@ -317,3 +317,36 @@ func (w *kubeWorld) pausedIsLeftAlone(t *testing.T, id string) {
 	poll(t, "the edit corrected after resuming", 15*time.Second, values, func(v string) bool { return v == "region: eu-central-1\n" })
 	w.waitStatus(t, id, "Healthy")
 }
+
+// The pre-checks stage on the API servers: a Package kapp-controller's
+// rules refuse (its name is not <refName>.<version>) fails the Staging
+// check with the API server's own message, and nothing is applied.
+func TestKubernetesDryRunBlocksActivation(t *testing.T) {
+	w := newKubeWorld(t)
+	w.specPatch = func(spec *bundletest.BundleSpec) {
+		lib := spec.ConfigFiles["server.lib.yml"]
+		spec.ConfigFiles["server.lib.yml"] = strings.Replace(lib, `"package": ss["package"],`,
+			`"package": {"apiVersion": "data.packaging.carvel.dev/v1alpha1", "kind": "Package", "metadata": {"name": "arcturus-registry.example.com.9.9.9"}, "spec": ss["package"]["spec"]},`, 1)
+	}
+	id := w.create(t, w.publish(t, v1))
+	w.waitStatus(t, id, "Unresolved")
+	w.activate(t, id)
+	v := w.waitStatus(t, id, "Unhealthy")
+	require.Equal(t, "inactive", v.LifecycleState, "the activation did not happen")
+	require.Equal(t, "Failed", v.State.PreCheckStatus)
+	found := false
+	for _, rc := range v.State.ResourceChecks {
+		for _, c := range rc.Checks {
+			if rc.Type == "SupervisorService" && c.Name == "Staging" && c.Status == "Failed" &&
+				strings.Contains(c.Message, "metadata.name must be <spec.refName> + '.' + <spec.version>") {
+				found = true
+			}
+		}
+	}
+	require.True(t, found, "the Staging check carries the API server's refusal: %+v", v.State.ResourceChecks)
+	for sup, c := range w.clusters {
+		l, err := c.Dyn.Resource(gvrPkg).Namespace("").List(context.Background(), metav1.ListOptions{})
+		require.NoError(t, err)
+		require.Empty(t, l.Items, "nothing was applied on %s", sup)
+	}
+}
