@@ -248,7 +248,8 @@ func TestStageIsServerSideDryRun(t *testing.T) {
 }
 
 // Drift: someone edits or deletes an owned object; the informers report
-// the owning service, Get reports the drift and Apply corrects it.
+// the owning service, Get reports the drift and Apply corrects it. A
+// Service appearing in the namespace is reported as well.
 func TestDriftIsWatchedAndCorrected(t *testing.T) {
 	cs := testClusters(t)
 	d := newDriver(t, cs)
@@ -289,7 +290,15 @@ func TestDriftIsWatchedAndCorrected(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "a: 1\n", string(s.Data["values"]))
 
+	// A Service in the service's namespace (what readyConditions select)
+	// is reported too, though the Service Manager does not own it.
 	before, _ := count()
+	_, err = cs["sv1"].Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "arcturus-lb"},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 443}}}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	eventually(t, "the Service to be reported", count, func(n int) bool { return n > before })
+
+	before, _ = count()
 	require.NoError(t, c.Delete(ctx, "arcturus-install", metav1.DeleteOptions{}))
 	eventually(t, "the delete to be reported", count, func(n int) bool { return n > before })
 	_, err = d.Apply(ctx, want)

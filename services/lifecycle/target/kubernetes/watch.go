@@ -90,10 +90,37 @@ func (w *watchState) start(c *cluster) {
 			continue
 		}
 	}
+	// Services are what readyConditions usually select (a load-balancer
+	// IP): not the Service Manager's objects, so watched unfiltered and
+	// mapped to the service through their namespace.
+	all := dynamicinformer.NewDynamicSharedInformerFactory(c.dyn, 0)
+	nsInformer := f.ForResource(gvrNamespace).Informer()
+	_, _ = all.ForResource(gvrService).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.inNamespace(nsInformer.GetStore(), obj) },
+		UpdateFunc: func(_, obj any) { w.inNamespace(nsInformer.GetStore(), obj) },
+	})
 	w.mu.Lock()
-	w.factories = append(w.factories, f)
+	w.factories = append(w.factories, f, all)
 	w.mu.Unlock()
 	f.Start(w.ctx.Done())
+	all.Start(w.ctx.Done())
+}
+
+// inNamespace reports a change of an object in a service's namespace.
+func (w *watchState) inNamespace(namespaces cache.Store, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	item, exists, err := namespaces.GetByKey(u.GetNamespace())
+	if err != nil || !exists {
+		return
+	}
+	if ns, ok := item.(*unstructured.Unstructured); ok {
+		if id := ns.GetAnnotations()[AnnotationServiceID]; id != "" {
+			w.changed(id)
+		}
+	}
 }
 
 // served reports whether the cluster serves a resource (a cluster without
