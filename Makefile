@@ -10,7 +10,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: kube-test-bins kapp-crds run build test generate tools verify verify-generate lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: kube-test-bins kapp-crds run build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup)
 run:
@@ -21,7 +21,7 @@ build:
 	@mkdir -p bin
 	go build -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
 		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway \
-		./services/precheck/cmd/samplehook
+		./services/precheck/cmd/samplehook ./services/vcfsm/cmd/devcerts
 
 ## test: every unit, contract and end-to-end test of every module
 test: kube-test-bins
@@ -73,12 +73,18 @@ generate: tools
 	buf generate
 
 ## verify: everything CI checks besides tests
-verify: verify-generate buf-lint buf-format buf-breaking fmt vet lint
+verify: verify-generate buf-lint buf-format buf-breaking fmt vet check-boundaries lint
 
 ## verify-generate: fail when gen/ is not what proto/ generates
 verify-generate: generate
 	@git add -N gen >/dev/null 2>&1 || true
 	@git diff --exit-code -- gen || (echo "gen/ is stale: run 'make generate' and commit the result" >&2; exit 1)
+
+## check-boundaries: gen/ imports no service (golangci-lint's depguard rules
+## in .golangci.yml check every other boundary; gen/ is not linted)
+check-boundaries:
+	@bad=$$(cd gen && go list -deps ./... | grep '^github.com/vcfsm/vcfsm/services' || true); \
+	if [ -n "$$bad" ]; then echo "gen/ must not import services: $$bad" >&2; exit 1; fi
 
 buf-lint: tools
 	buf lint

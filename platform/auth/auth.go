@@ -23,17 +23,25 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Tokens maps bearer tokens to the principals they authenticate.
+// Tokens maps bearer tokens to the principals they authenticate and the
+// roles those principals hold.
 type Tokens struct {
 	entries []entry
 }
 
 type entry struct {
-	principal string
-	sum       [32]byte
+	id  Identity
+	sum [32]byte
 }
 
-// NewTokens builds a token set; principals name callers in history and logs.
+// Identity is an authenticated caller.
+type Identity struct {
+	Principal string
+	Role      Role
+}
+
+// NewTokens builds a token set of admin tokens; principals name callers in
+// history and logs.
 func NewTokens(byPrincipal map[string]string) (*Tokens, error) {
 	t := &Tokens{}
 	for principal, token := range byPrincipal {
@@ -44,23 +52,38 @@ func NewTokens(byPrincipal map[string]string) (*Tokens, error) {
 	return t, nil
 }
 
-// ParseTokens reads "principal:token,principal:token".
+// ParseTokens reads comma- or newline-separated entries, each
+// "principal:role:token" or "principal:token" (role admin). Blank lines and
+// lines starting with # are skipped, so a tokens file may carry comments.
 func ParseTokens(spec string) (*Tokens, error) {
 	t := &Tokens{}
-	for _, item := range strings.Split(spec, ",") {
+	for _, item := range strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == '\n' }) {
 		item = strings.TrimSpace(item)
-		if item == "" {
+		if item == "" || strings.HasPrefix(item, "#") {
 			continue
 		}
-		principal, token, ok := strings.Cut(item, ":")
-		if !ok {
-			return nil, fmt.Errorf("token entry %q: want principal:token", redact(item))
-		}
-		if err := t.Add(principal, token); err != nil {
+		if err := t.parseEntry(item); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+func (t *Tokens) parseEntry(item string) error {
+	parts := strings.SplitN(item, ":", 3)
+	switch len(parts) {
+	case 2:
+		return t.AddRole(parts[0], RoleAdmin, parts[1])
+	case 3:
+		role, err := ParseRole(parts[1])
+		if err != nil {
+			// A mistyped role must not silently become part of an admin
+			// token, so a second colon always means a role.
+			return fmt.Errorf("token entry %q: %w", redact(item), err)
+		}
+		return t.AddRole(parts[0], role, parts[2])
+	}
+	return fmt.Errorf("token entry %q: want principal:role:token or principal:token", redact(item))
 }
 
 func redact(item string) string {
@@ -73,16 +96,24 @@ func redact(item string) string {
 	return "…"
 }
 
-// Add registers one token.
+// Add registers one admin token.
 func (t *Tokens) Add(principal, token string) error {
+	return t.AddRole(principal, RoleAdmin, token)
+}
+
+// AddRole registers one token for principal with role.
+func (t *Tokens) AddRole(principal string, role Role, token string) error {
 	principal, token = strings.TrimSpace(principal), strings.TrimSpace(token)
 	if principal == "" {
 		return errors.New("token entry: empty principal")
 	}
+	if _, err := ParseRole(string(role)); err != nil {
+		return fmt.Errorf("token for %q: %w", principal, err)
+	}
 	if len(token) < 16 {
 		return fmt.Errorf("token for %q: must be at least 16 characters", principal)
 	}
-	t.entries = append(t.entries, entry{principal: principal, sum: sha256.Sum256([]byte(token))})
+	t.entries = append(t.entries, entry{id: Identity{Principal: principal, Role: role}, sum: sha256.Sum256([]byte(token))})
 	return nil
 }
 
@@ -91,27 +122,46 @@ func (t *Tokens) Len() int { return len(t.entries) }
 
 // Authenticate returns the principal of a valid token.
 func (t *Tokens) Authenticate(token string) (string, bool) {
-	sum := sha256.Sum256([]byte(token))
-	principal, found := "", 0
-	for _, e := range t.entries {
-		if subtle.ConstantTimeCompare(sum[:], e.sum[:]) == 1 {
-			principal, found = e.principal, 1
-		}
-	}
-	return principal, found == 1
+	id, ok := t.Lookup(token)
+	return id.Principal, ok
 }
 
-type principalKey struct{}
+// Lookup returns the identity of a valid token, comparing in constant time
+// against every entry.
+func (t *Tokens) Lookup(token string) (Identity, bool) {
+	sum := sha256.Sum256([]byte(token))
+	var id Identity
+	found := 0
+	for _, e := range t.entries {
+		if subtle.ConstantTimeCompare(sum[:], e.sum[:]) == 1 {
+			id, found = e.id, 1
+		}
+	}
+	return id, found == 1
+}
 
-// WithPrincipal attaches the authenticated caller to ctx.
+type identityKey struct{}
+
+// WithPrincipal attaches an authenticated admin caller to ctx.
 func WithPrincipal(ctx context.Context, principal string) context.Context {
-	return context.WithValue(ctx, principalKey{}, principal)
+	return WithIdentity(ctx, Identity{Principal: principal, Role: RoleAdmin})
+}
+
+// WithIdentity attaches the authenticated caller to ctx.
+func WithIdentity(ctx context.Context, id Identity) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
 }
 
 // Principal returns who is calling, or "" when unauthenticated.
 func Principal(ctx context.Context) string {
-	p, _ := ctx.Value(principalKey{}).(string)
-	return p
+	id, _ := ctx.Value(identityKey{}).(Identity)
+	return id.Principal
+}
+
+// CallerIdentity returns the authenticated caller, if any.
+func CallerIdentity(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(identityKey{}).(Identity)
+	return id, ok
 }
 
 // Exempt reports methods callable without a token: health checking and
@@ -143,11 +193,14 @@ func (t *Tokens) authenticate(ctx context.Context, method string) (context.Conte
 	if !ok {
 		return nil, errUnauthenticated
 	}
-	principal, ok := t.Authenticate(token)
+	id, ok := t.Lookup(token)
 	if !ok {
 		return nil, errUnauthenticated
 	}
-	return WithPrincipal(ctx, principal), nil
+	if err := Authorize(id, method); err != nil {
+		return nil, status.Error(codes.PermissionDenied, err.Error())
+	}
+	return WithIdentity(ctx, id), nil
 }
 
 // UnaryServerInterceptor rejects calls without a valid token.

@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"strings"
+
+	"google.golang.org/grpc"
 )
 
 // Service is a built service a Binary serves.
@@ -29,9 +30,16 @@ type Binary struct {
 	// --data-dir flag; otherwise the binary adds one, holding the
 	// development token.
 	DataDir func() string
-	// Start builds and starts the service; peerToken is what it sends to
-	// other services. The service stops when ctx ends.
-	Start func(ctx context.Context, log *slog.Logger, peerToken string) (Service, error)
+	// Start builds and starts the service; peer is how it calls other
+	// services. The service stops when ctx ends.
+	Start func(ctx context.Context, log *slog.Logger, peer Peer) (Service, error)
+}
+
+// Peer is how a service calls the other services: the token it sends and
+// the dial options (mTLS) of its connections.
+type Peer struct {
+	Token       string
+	DialOptions []grpc.DialOption
 }
 
 // Main runs the binary and exits non-zero on error.
@@ -47,14 +55,13 @@ func (b Binary) run(args []string) error {
 	fs := flag.NewFlagSet(b.Name, flag.ExitOnError)
 	common.RegisterFlags(fs)
 	b.RegisterFlags(fs)
-	env := "VCFSM_" + strings.ToUpper(b.Name) + "_LISTEN"
-	listen := fs.String("listen", EnvOr(env, b.DefaultListen), "gRPC listen address (env "+env+")")
+	listen := fs.String("listen", b.DefaultListen, "gRPC listen address")
 	dataDir := b.DataDir
 	if dataDir == nil {
-		dir := fs.String("data-dir", EnvOr("VCFSM_DATA_DIR", "./data"), "directory holding the development token (env VCFSM_DATA_DIR)")
+		dir := fs.String("data-dir", "./data", "directory holding the development token")
 		dataDir = func() string { return *dir }
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := Parse(fs, args); err != nil {
 		return err
 	}
 	log, err := common.Logger(os.Stderr)
@@ -65,17 +72,25 @@ func (b Binary) run(args []string) error {
 	if err != nil {
 		return err
 	}
+	dialOpts, err := common.GRPCTLS.DialOptions()
+	if err != nil {
+		return err
+	}
+	srvCfg, err := common.ServerConfig(log, tokens)
+	if err != nil {
+		return err
+	}
 	sigCtx, stop := SignalContext()
 	defer stop()
 	// The service's background work ends with ctx, which must end before
 	// Close waits for it, whether a signal or a serving error stopped us.
 	ctx, cancel := context.WithCancel(sigCtx)
 	defer cancel()
-	svc, err := b.Start(ctx, log, peerToken)
+	svc, err := b.Start(ctx, log, Peer{Token: peerToken, DialOptions: dialOpts})
 	if err != nil {
 		return err
 	}
-	err = ServeGRPC(ctx, log, *listen, tokens, svc)
+	err = ServeGRPC(ctx, srvCfg, *listen, svc)
 	cancel()
 	if cerr := svc.Close(); cerr != nil {
 		log.Warn("close", "error", cerr)

@@ -1,5 +1,6 @@
 // Package cli holds the flags and start-up steps every binary shares:
-// logging, tokens, signal handling.
+// flag parsing (command line, environment, config file), logging, tokens,
+// TLS, signal handling.
 package cli
 
 import (
@@ -10,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/vcfsm/vcfsm/platform/auth"
@@ -20,20 +22,34 @@ import (
 type Common struct {
 	LogFormat string
 	LogLevel  string
-	// Tokens is "principal:token,…"; empty means the development token in
-	// TokenDir.
-	Tokens string
+	// Tokens is "principal:role:token,…" (or principal:token for admin);
+	// empty, with no TokensFile, means the development token in the data
+	// directory.
+	Tokens Secret
+	// TokensFile holds token entries, one per line (mode 0600).
+	TokensFile string
 	// ServiceToken is sent when calling other services; empty means the
-	// first configured token source (the development token by default).
-	ServiceToken string
+	// development token.
+	ServiceToken Secret
+	// ServiceTokenFile holds ServiceToken (mode 0600).
+	ServiceTokenFile string
+	// GRPCTLS secures gRPC between services (mTLS).
+	GRPCTLS GRPCTLS
+	// Limits bound every gRPC server.
+	Limits GRPCLimits
 }
 
-// RegisterFlags binds the common flags, with environment defaults.
+// RegisterFlags binds the common flags. Every flag also reads the
+// environment variable VCFSM_<FLAG_NAME> (see Parse).
 func (c *Common) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.LogFormat, "log-format", EnvOr("VCFSM_LOG_FORMAT", "text"), "log format: text or json (env VCFSM_LOG_FORMAT)")
-	fs.StringVar(&c.LogLevel, "log-level", EnvOr("VCFSM_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env VCFSM_LOG_LEVEL)")
-	fs.StringVar(&c.Tokens, "tokens", EnvOr("VCFSM_TOKENS", ""), "accepted bearer tokens as principal:token,… (env VCFSM_TOKENS); default: a development token kept in the data directory")
-	fs.StringVar(&c.ServiceToken, "service-token", EnvOr("VCFSM_SERVICE_TOKEN", ""), "token this process sends to other services (env VCFSM_SERVICE_TOKEN)")
+	fs.StringVar(&c.LogFormat, "log-format", "text", "log format: text or json")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.Var(&c.Tokens, "tokens", "accepted bearer tokens as principal:role:token,… (roles: admin, operator, viewer, service; principal:token means admin); prefer --tokens-file. Default: a development token kept in the data directory")
+	fs.StringVar(&c.TokensFile, "tokens-file", "", "file of accepted bearer tokens, one principal:role:token per line (# comments allowed); must be mode 0600")
+	fs.Var(&c.ServiceToken, "service-token", "token this process sends to other services (role service); prefer --service-token-file")
+	fs.StringVar(&c.ServiceTokenFile, "service-token-file", "", "file holding the token this process sends to other services; must be mode 0600")
+	c.GRPCTLS.RegisterFlags(fs)
+	c.Limits.RegisterFlags(fs)
 }
 
 // Logger builds the logger.
@@ -41,31 +57,57 @@ func (c *Common) Logger(w io.Writer) (*slog.Logger, error) {
 	return logging.New(w, c.LogFormat, c.LogLevel)
 }
 
-// Auth resolves the accepted tokens and the token to send to peers. With no
-// tokens configured it uses (creating on first start) the development token
-// in tokenDir and tells the operator where it is, never what it is.
-func (c *Common) Auth(tokenDir string, log *slog.Logger) (*auth.Tokens, string, error) {
-	if c.Tokens != "" {
-		tokens, err := auth.ParseTokens(c.Tokens)
+// tokenSpec joins --tokens and --tokens-file.
+func (c *Common) tokenSpec() (string, error) {
+	spec := c.Tokens.Value()
+	if c.TokensFile != "" {
+		raw, err := ReadSecretFile(c.TokensFile)
+		if err != nil {
+			return "", fmt.Errorf("--tokens-file: %w", err)
+		}
+		spec = strings.Join([]string{spec, raw}, "\n")
+	}
+	return spec, nil
+}
+
+func (c *Common) serviceToken() (string, error) {
+	if c.ServiceTokenFile == "" {
+		return c.ServiceToken.Value(), nil
+	}
+	if c.ServiceToken.Value() != "" {
+		return "", fmt.Errorf("--service-token and --service-token-file exclude each other")
+	}
+	raw, err := ReadSecretFile(c.ServiceTokenFile)
+	if err != nil {
+		return "", fmt.Errorf("--service-token-file: %w", err)
+	}
+	return strings.TrimSpace(raw), nil
+}
+
+// AcceptedTokens resolves the tokens this process accepts: the configured
+// ones, or (creating it on first start) the development token in tokenDir,
+// logging where it is, never what it is. dev is the development token when
+// it is in use.
+func (c *Common) AcceptedTokens(tokenDir string, log *slog.Logger) (tokens *auth.Tokens, dev string, err error) {
+	spec, err := c.tokenSpec()
+	if err != nil {
+		return nil, "", err
+	}
+	if strings.TrimSpace(spec) != "" {
+		tokens, err := auth.ParseTokens(spec)
 		if err != nil {
 			return nil, "", fmt.Errorf("--tokens: %w", err)
 		}
 		if tokens.Len() == 0 {
 			return nil, "", fmt.Errorf("--tokens: no token given")
 		}
-		if c.ServiceToken == "" {
-			return nil, "", fmt.Errorf("--service-token is required with --tokens: the token this process sends to the other services")
-		}
-		if _, ok := tokens.Authenticate(c.ServiceToken); !ok {
-			log.Warn("the --service-token is not among this process's own --tokens; peers must accept it")
-		}
-		return tokens, c.ServiceToken, nil
+		return tokens, "", nil
 	}
 	token, path, created, err := auth.EnsureDevToken(tokenDir)
 	if err != nil {
 		return nil, "", err
 	}
-	tokens, err := auth.NewTokens(map[string]string{"admin": token})
+	tokens, err = auth.NewTokens(map[string]string{"admin": token})
 	if err != nil {
 		return nil, "", err
 	}
@@ -74,9 +116,32 @@ func (c *Common) Auth(tokenDir string, log *slog.Logger) (*auth.Tokens, string, 
 	} else {
 		log.Info("no --tokens configured: using the development bearer token", "file", path)
 	}
-	peer := c.ServiceToken
+	return tokens, token, nil
+}
+
+// Auth resolves the accepted tokens and the token to send to peers.
+func (c *Common) Auth(tokenDir string, log *slog.Logger) (*auth.Tokens, string, error) {
+	tokens, dev, err := c.AcceptedTokens(tokenDir, log)
+	if err != nil {
+		return nil, "", err
+	}
+	peer, err := c.serviceToken()
+	if err != nil {
+		return nil, "", err
+	}
+	if dev != "" {
+		if peer == "" {
+			peer = dev
+		}
+		return tokens, peer, nil
+	}
 	if peer == "" {
-		peer = token
+		return nil, "", fmt.Errorf("--service-token or --service-token-file is required with --tokens: the token this process sends to the other services")
+	}
+	if id, ok := tokens.Lookup(peer); !ok {
+		log.Warn("the service token is not among this process's own tokens; peers must accept it")
+	} else if !id.Role.Has(auth.PermInternal) {
+		log.Warn("the service token's role may not call the internal RPCs; give it role service", "principal", id.Principal, "role", id.Role)
 	}
 	return tokens, peer, nil
 }
@@ -84,12 +149,4 @@ func (c *Common) Auth(tokenDir string, log *slog.Logger) (*auth.Tokens, string, 
 // SignalContext is cancelled on SIGINT or SIGTERM.
 func SignalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-}
-
-// EnvOr returns the environment variable or def.
-func EnvOr(key, def string) string {
-	if v, ok := os.LookupEnv(key); ok {
-		return v
-	}
-	return def
 }

@@ -14,10 +14,19 @@ type Registrar interface {
 	Register(*grpcx.Server)
 }
 
+// ServerConfig builds the gRPC server configuration of the common flags.
+func (c *Common) ServerConfig(log *slog.Logger, tokens *auth.Tokens) (grpcx.ServerConfig, error) {
+	creds, err := c.GRPCTLS.ServerCreds()
+	if err != nil {
+		return grpcx.ServerConfig{}, err
+	}
+	return grpcx.ServerConfig{Logger: log, Tokens: tokens, Creds: creds, Limits: c.Limits.Limits}, nil
+}
+
 // ServeGRPC serves the registrars' services on addr with auth, health and
 // reflection until ctx ends, then drains for up to 10 seconds.
-func ServeGRPC(ctx context.Context, log *slog.Logger, addr string, tokens *auth.Tokens, regs ...Registrar) error {
-	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens})
+func ServeGRPC(ctx context.Context, cfg grpcx.ServerConfig, addr string, regs ...Registrar) error {
+	srv := grpcx.NewServer(cfg)
 	for _, r := range regs {
 		r.Register(srv)
 	}
@@ -26,6 +35,6 @@ func ServeGRPC(ctx context.Context, log *slog.Logger, addr string, tokens *auth.
 	if err != nil {
 		return err
 	}
-	log.Info("serving gRPC", "listen", lis.Addr().String())
+	cfg.Logger.Info("serving gRPC", "listen", lis.Addr().String(), "mtls", cfg.Creds != nil)
 	return srv.Serve(ctx, lis, 10*time.Second)
 }

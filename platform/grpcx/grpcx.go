@@ -16,9 +16,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
@@ -34,6 +36,53 @@ type ServerConfig struct {
 	Tokens *auth.Tokens
 	// MaxRecvBytes bounds request size; 0 means 16 MiB.
 	MaxRecvBytes int
+	// Creds secures the listener (mTLS between services); nil serves
+	// plain gRPC (loopback, the all-in-one default).
+	Creds credentials.TransportCredentials
+	// Limits bound streams and keepalive pings; zero fields take the
+	// defaults.
+	Limits Limits
+}
+
+// Limits bound what one client connection may hold.
+type Limits struct {
+	// MaxConcurrentStreams bounds the calls in flight per connection
+	// (default 256).
+	MaxConcurrentStreams uint32
+	// KeepaliveMinTime is the shortest ping interval a client may use;
+	// faster pingers are disconnected (default 10s).
+	KeepaliveMinTime time.Duration
+	// MaxConnectionIdle closes connections idle this long (default 15m).
+	MaxConnectionIdle time.Duration
+}
+
+// Defaults of Limits.
+const (
+	DefaultMaxConcurrentStreams = 256
+	DefaultKeepaliveMinTime     = 10 * time.Second
+	DefaultMaxConnectionIdle    = 15 * time.Minute
+)
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxConcurrentStreams == 0 {
+		l.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
+	if l.KeepaliveMinTime == 0 {
+		l.KeepaliveMinTime = DefaultKeepaliveMinTime
+	}
+	if l.MaxConnectionIdle == 0 {
+		l.MaxConnectionIdle = DefaultMaxConnectionIdle
+	}
+	return l
+}
+
+func (l Limits) serverOptions() []grpc.ServerOption {
+	l = l.withDefaults()
+	return []grpc.ServerOption{
+		grpc.MaxConcurrentStreams(l.MaxConcurrentStreams),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: l.KeepaliveMinTime, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: l.MaxConnectionIdle, Time: time.Minute, Timeout: 20 * time.Second}),
+	}
 }
 
 // Server is a gRPC server with health checking. Several services may share
@@ -96,11 +145,15 @@ func NewServer(cfg ServerConfig) *Server {
 	errs := &errorTables{tables: map[string]grpcerr.Table{}}
 	unary = append(unary, errs.unary(log))
 	stream = append(stream, errs.stream(log))
-	s := grpc.NewServer(
+	opts := append([]grpc.ServerOption{
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxRecvMsgSize(maxRecv),
-	)
+	}, cfg.Limits.serverOptions()...)
+	if cfg.Creds != nil {
+		opts = append(opts, grpc.Creds(cfg.Creds))
+	}
+	s := grpc.NewServer(opts...)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
 	reflection.Register(s)
@@ -150,7 +203,7 @@ func recoverUnary(log *slog.Logger) grpc.UnaryServerInterceptor {
 		defer func() {
 			if r := recover(); r != nil {
 				log.ErrorContext(ctx, "panic in handler", "method", info.FullMethod, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				err = status.Error(codes.Internal, "internal error; the server log has the details")
+				err = status.Errorf(codes.Internal, "internal error: panic in %s: %v; the server log has the stack", info.FullMethod, r)
 			}
 		}()
 		return handler(ctx, req)
@@ -162,18 +215,21 @@ func recoverStream(log *slog.Logger) grpc.StreamServerInterceptor {
 		defer func() {
 			if r := recover(); r != nil {
 				log.ErrorContext(ss.Context(), "panic in stream handler", "method", info.FullMethod, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				err = status.Error(codes.Internal, "internal error; the server log has the details")
+				err = status.Errorf(codes.Internal, "internal error: panic in %s: %v; the server log has the stack", info.FullMethod, r)
 			}
 		}()
 		return handler(srv, ss)
 	}
 }
 
-// Dial connects to another service, sending token on every call.
+// Dial connects to another service, sending token on every call. Without a
+// grpc.WithTransportCredentials among opts the connection is plain.
 func Dial(addr, token string, opts ...grpc.DialOption) (*grpc.ClientConn, error) {
 	base := []grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(64 << 20)),
+		// Within the server's keepalive enforcement (10s minimum).
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: time.Minute, Timeout: 20 * time.Second}),
 	}
 	if token != "" {
 		base = append(base, grpc.WithPerRPCCredentials(auth.Bearer(token)))

@@ -8,6 +8,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 )
 
 var (
@@ -96,4 +97,14 @@ func Put(ctx context.Context, s Store, bucket, key string, value []byte, expect 
 // Delete is a convenience for a single conditional delete.
 func Delete(ctx context.Context, s Store, bucket, key string, expect int64) error {
 	return s.Update(ctx, func(tx Tx) error { return tx.Delete(bucket, key, expect) })
+}
+
+// CheckRevision is the conditional-write rule every backend applies: the
+// write goes ahead when expect is AnyRevision or the key's current
+// revision (0 when absent); otherwise ErrConflict naming both.
+func CheckRevision(bucket, key string, current, expect int64) error {
+	if expect == AnyRevision || expect == current {
+		return nil
+	}
+	return fmt.Errorf("%s/%s: expected revision %d, found %d: %w", bucket, key, expect, current, ErrConflict)
 }

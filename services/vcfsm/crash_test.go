@@ -162,7 +162,9 @@ func newCrashWorld(t testing.TB, bin string, peers peerServices, seed string) *c
 	c.cancelGW = cancel
 	conn, err := grpcx.Dial(c.lifecycleAddr, "")
 	require.NoError(t, err)
-	h, err := gateway.New(ctx, conn, logging.Discard())
+	tokens, err := auth.NewTokens(map[string]string{"e2e": onebox.Token})
+	require.NoError(t, err)
+	h, err := gateway.New(ctx, conn, gateway.Options{Tokens: tokens})
 	require.NoError(t, err)
 	c.gateway = httptest.NewServer(h)
 	c.box = &onebox.Box{URL: c.gateway.URL, Client: &http.Client{Timeout: 30 * time.Second}}

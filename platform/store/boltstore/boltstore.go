@@ -249,13 +249,6 @@ func (t *tx) current(b *bolt.Bucket, key string) (int64, error) {
 	return rec.Revision, err
 }
 
-func check(bucket, key string, current, expect int64) error {
-	if expect == store.AnyRevision || expect == current {
-		return nil
-	}
-	return fmt.Errorf("%s/%s: expected revision %d, found %d: %w", bucket, key, expect, current, store.ErrConflict)
-}
-
 func (t *tx) nextRevision() (int64, error) {
 	meta := t.btx.Bucket(metaBucket)
 	var rev int64
@@ -280,7 +273,7 @@ func (t *tx) Put(bucket, key string, value []byte, expect int64) (int64, error) 
 	if err != nil {
 		return 0, err
 	}
-	if err := check(bucket, key, cur, expect); err != nil {
+	if err := store.CheckRevision(bucket, key, cur, expect); err != nil {
 		return 0, err
 	}
 	rev, err := t.nextRevision()
@@ -308,7 +301,7 @@ func (t *tx) Delete(bucket, key string, expect int64) error {
 	if cur == 0 && (expect == store.AnyRevision || expect == store.MustNotExist) {
 		return nil
 	}
-	if err := check(bucket, key, cur, expect); err != nil {
+	if err := store.CheckRevision(bucket, key, cur, expect); err != nil {
 		return err
 	}
 	return b.Delete([]byte(key))

@@ -217,13 +217,6 @@ func (t *tx) current(bucket, key string) (int64, error) {
 	return rec.Revision, nil
 }
 
-func check(bucket, key string, current, expect int64) error {
-	if expect == store.AnyRevision || expect == current {
-		return nil
-	}
-	return fmt.Errorf("%s/%s: expected revision %d, found %d: %w", bucket, key, expect, current, store.ErrConflict)
-}
-
 // Put buffers the write and returns the revision the record will carry:
 // rev+1, one above the snapshot. The commit's compares guarantee the key
 // is unchanged since rev, so this revision is above every earlier revision
@@ -237,7 +230,7 @@ func (t *tx) Put(bucket, key string, value []byte, expect int64) (int64, error) 
 	if err != nil {
 		return 0, err
 	}
-	if err := check(bucket, key, cur, expect); err != nil {
+	if err := store.CheckRevision(bucket, key, cur, expect); err != nil {
 		return 0, err
 	}
 	rev := t.rev + 1
@@ -253,7 +246,7 @@ func (t *tx) Delete(bucket, key string, expect int64) error {
 	if cur == 0 && (expect == store.AnyRevision || expect == store.MustNotExist) {
 		return nil
 	}
-	if err := check(bucket, key, cur, expect); err != nil {
+	if err := store.CheckRevision(bucket, key, cur, expect); err != nil {
 		return err
 	}
 	t.writes[t.s.recordKey(bucket, key)] = write{bucket: bucket, deleted: true}

@@ -6,6 +6,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
@@ -21,6 +23,7 @@ import (
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 )
 
@@ -28,8 +31,27 @@ import (
 // routes answer there and under /v2.
 const VCFAPrefix = "/api/extension/broadcom/service-manager"
 
+// Options configure New.
+type Options struct {
+	Logger *slog.Logger
+	// Tokens authenticate callers at the edge, before a body is read; the
+	// caller's token is still forwarded to lifecycle, which checks it again
+	// with the method's permission.
+	Tokens *auth.Tokens
+	// Limits bound callers; zero fields take the defaults.
+	Limits Limits
+}
+
 // New returns the gateway's HTTP handler over a connection to lifecycle.
-func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger) (http.Handler, error) {
+func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler, error) {
+	if opts.Tokens == nil {
+		return nil, errors.New("gateway: no tokens: the REST edge authenticates every caller")
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	limits := opts.Limits.withDefaults()
 	jsonMarshaler := &runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{EmitDefaultValues: true},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
@@ -43,7 +65,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger) (http.Han
 			}
 			return runtime.DefaultHeaderMatcher(key)
 		}),
-		runtime.WithErrorHandler(errorHandler(log)),
+		runtime.WithErrorHandler(errorHandler(log, limits.MaxBodyBytes)),
 		runtime.WithHealthzEndpoint(grpc_health_v1.NewHealthClient(conn)),
 	)
 	if err := lifecyclev1.RegisterLifecycleServiceHandler(ctx, mux, conn); err != nil {
@@ -53,7 +75,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, log *slog.Logger) (http.Han
 	root.HandleFunc("GET /v2/openapi.json", serveOpenAPI)
 	root.HandleFunc("GET "+VCFAPrefix+"/v2/openapi.json", serveOpenAPI)
 	root.Handle("/", stripVCFAPrefix(escapeSemicolons(mux)))
-	return root, nil
+	return newGuard(root, opts.Tokens, limits, log), nil
 }
 
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
@@ -109,8 +131,12 @@ func setHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) er
 	return nil
 }
 
-func errorHandler(log *slog.Logger) runtime.ErrorHandlerFunc {
+func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 	return func(ctx context.Context, mux *runtime.ServeMux, m runtime.Marshaler, w http.ResponseWriter, r *http.Request, err error) {
+		if bodyLimitHit(r) {
+			writeError(w, http.StatusRequestEntityTooLarge, codes.InvalidArgument, bodyTooLarge(maxBody))
+			return
+		}
 		if s := runtime.HTTPStatusFromCode(statusCode(err)); s == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
 		}

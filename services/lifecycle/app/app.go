@@ -23,7 +23,6 @@ import (
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
-	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
@@ -49,19 +48,13 @@ type Config struct {
 	PrecheckAddr      string
 	// PeerToken is sent to the peer services; set by the caller.
 	PeerToken string
+	// PeerDialOptions secure the connections to the peers (mTLS); set by
+	// the caller.
+	PeerDialOptions []grpc.DialOption
 	// InventoryFile, when set, replaces the platform inventory at start.
 	InventoryFile string
 	// SimulatorSeed seeds the simulated targets (YAML).
 	SimulatorSeed string
-	// TargetDriver is "simulator" (the default) or "kubernetes":
-	// Supervisor SupervisorServices and Secrets go to each Supervisor's
-	// Kubernetes API, everything else stays on the simulator.
-	TargetDriver string
-	// KubeconfigDir holds <supervisor>.kubeconfig (--target-driver=kubernetes).
-	KubeconfigDir string
-	// KubeRESTConfig, when set, reaches a Supervisor's API server instead
-	// of the kubeconfig files (tests).
-	KubeRESTConfig func(supervisor string) (*rest.Config, error)
 	// ReconcileInterval is the controllers' period.
 	ReconcileInterval time.Duration
 	// StepTimeout bounds each operation step.
@@ -78,28 +71,59 @@ type Config struct {
 	// EtcdEndpoints and EtcdPrefix locate the etcd store.
 	EtcdEndpoints string
 	EtcdPrefix    string
+	// Etcd holds etcd's TLS and credentials.
+	Etcd EtcdAccess
+	// SignatureKeys are comma-separated PEM public key files trusted to
+	// sign bundles.
+	SignatureKeys string
+	// EncryptionKeyFile is the keyring sealing Secret resources; empty
+	// means a development key generated in DataDir.
+	EncryptionKeyFile string
+	// TargetDriver is "simulator" (the default) or "kubernetes":
+	// Supervisor SupervisorServices and Secrets go to each Supervisor's
+	// Kubernetes API, everything else stays on the simulator.
+	TargetDriver string
+	// KubeconfigDir holds <supervisor>.kubeconfig (--target-driver=kubernetes).
+	KubeconfigDir string
+	// KubeRESTConfig, when set, reaches a Supervisor's API server instead
+	// of the kubeconfig files (tests).
+	KubeRESTConfig func(supervisor string) (*rest.Config, error)
+	// WrapDriver, when set, wraps the target driver (tests inject faults
+	// such as panics through it).
+	WrapDriver func(target.Driver) target.Driver
 }
 
-// RegisterFlags binds the configuration to flags.
+func (c Config) wrapDriver(d target.Driver) target.Driver {
+	if c.WrapDriver == nil {
+		return d
+	}
+	return c.WrapDriver(d)
+}
+
+// RegisterFlags binds the configuration to flags; cli.Parse also reads
+// each from VCFSM_<FLAG_NAME> and the config file.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.DataDir, "data-dir", cli.EnvOr("VCFSM_DATA_DIR", "./data"), "directory for the embedded store, bundles and the development token (env VCFSM_DATA_DIR)")
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the embedded store, bundles and the development token")
 	fs.BoolVar(&c.AllowInsecureSources, "allow-insecure-sources", false, "accept http:// bundle sources and plain-HTTP registries")
-	fs.StringVar(&c.CompatibilityAddr, "compatibility", cli.EnvOr("VCFSM_COMPATIBILITY_ADDR", "127.0.0.1:9092"), "compatibility service gRPC address (env VCFSM_COMPATIBILITY_ADDR)")
-	fs.StringVar(&c.RendererAddr, "renderer", cli.EnvOr("VCFSM_RENDERER_ADDR", "127.0.0.1:9093"), "renderer service gRPC address (env VCFSM_RENDERER_ADDR)")
-	fs.StringVar(&c.PrecheckAddr, "precheck", cli.EnvOr("VCFSM_PRECHECK_ADDR", "127.0.0.1:9094"), "precheck service gRPC address (env VCFSM_PRECHECK_ADDR)")
-	fs.StringVar(&c.InventoryFile, "inventory-file", cli.EnvOr("VCFSM_INVENTORY_FILE", ""), "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one (env VCFSM_INVENTORY_FILE)")
-	fs.StringVar(&c.SimulatorSeed, "simulator-seed", cli.EnvOr("VCFSM_SIMULATOR_SEED", ""), "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults (env VCFSM_SIMULATOR_SEED)")
-	fs.StringVar(&c.TargetDriver, "target-driver", cli.EnvOr("VCFSM_TARGET_DRIVER", "simulator"), "target driver: simulator (every target SIMULATED) or kubernetes (Supervisor SupervisorServices and Secrets on each Supervisor's Kubernetes API; VCF Automation and vCenter stay simulated) (env VCFSM_TARGET_DRIVER)")
-	fs.StringVar(&c.KubeconfigDir, "kubeconfig-dir", cli.EnvOr("VCFSM_KUBECONFIG_DIR", ""), "directory holding <supervisor>.kubeconfig for each Supervisor, with --target-driver=kubernetes; an inventory Supervisor's kubeconfig field wins (env VCFSM_KUBECONFIG_DIR)")
+	fs.StringVar(&c.CompatibilityAddr, "compatibility", "127.0.0.1:9092", "compatibility service gRPC address")
+	fs.StringVar(&c.RendererAddr, "renderer", "127.0.0.1:9093", "renderer service gRPC address")
+	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address")
+	fs.StringVar(&c.InventoryFile, "inventory-file", "", "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one")
+	fs.StringVar(&c.SimulatorSeed, "simulator-seed", "", "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults")
+	fs.StringVar(&c.TargetDriver, "target-driver", "simulator", "target driver: simulator (every target SIMULATED) or kubernetes (Supervisor SupervisorServices and Secrets on each Supervisor's Kubernetes API; VCF Automation and vCenter stay simulated)")
+	fs.StringVar(&c.KubeconfigDir, "kubeconfig-dir", "", "directory holding <supervisor>.kubeconfig for each Supervisor, with --target-driver=kubernetes; an inventory Supervisor's kubeconfig field wins")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
 	fs.Int64Var(&c.BundleLimits.MaxDownloadBytes, "bundle-max-download-bytes", 0, "largest bundle tarball downloaded (0: 2 GiB)")
 	fs.Int64Var(&c.BundleLimits.MaxBundleBytes, "bundle-max-bytes", 0, "largest extracted bundle tree (0: 64 MiB)")
 	fs.IntVar(&c.BundleLimits.MaxFiles, "bundle-max-files", 0, "most files in a bundle tree (0: 4096)")
 	fs.Int64Var(&c.BundleLimits.MaxFileBytes, "bundle-max-file-bytes", 0, "largest single file in a bundle tree (0: 16 MiB)")
-	fs.StringVar(&c.Store, "store", cli.EnvOr("VCFSM_STORE", "bolt"), "entity store: bolt (embedded file in --data-dir) or etcd (env VCFSM_STORE)")
-	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", cli.EnvOr("VCFSM_ETCD_ENDPOINTS", "http://127.0.0.1:2379"), "comma-separated etcd client URLs for --store=etcd (env VCFSM_ETCD_ENDPOINTS)")
-	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", cli.EnvOr("VCFSM_ETCD_PREFIX", "/vcfsm/lifecycle/"), "key prefix in etcd (env VCFSM_ETCD_PREFIX)")
+	fs.StringVar(&c.Store, "store", "bolt", "entity store: bolt (embedded file in --data-dir) or etcd")
+	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs for --store=etcd")
+	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", "/vcfsm/lifecycle/", "key prefix in etcd")
+	c.Etcd.RegisterFlags(fs)
+	fs.StringVar(&c.SignatureKeys, "signature-keys", "", "comma-separated PEM public keys trusted to sign bundles (cosign); with keys, isValid means verified and activating with accepted.signatures needs a verified signature")
+	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing rendered Secrets at rest (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600. Default: a key generated into <data-dir>/encryption-key")
 }
 
 // refreshInterval: several replicas may share an etcd store; each reloads
@@ -130,7 +154,11 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		if len(eps) == 0 {
 			return nil, fmt.Errorf("--store=etcd needs --etcd-endpoints")
 		}
-		st, err := etcdstore.Open(ctx, etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix}, storage.Schema)
+		ecfg := etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix}
+		if err := cfg.Etcd.apply(&ecfg); err != nil {
+			return nil, err
+		}
+		st, err := etcdstore.Open(ctx, ecfg, storage.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("lifecycle store on etcd %s: %w", cfg.EtcdEndpoints, err)
 		}
@@ -176,16 +204,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err != nil {
 		return nil, err
 	}
-	var seed *simulator.Seed
-	if cfg.SimulatorSeed != "" {
-		if seed, err = simulator.LoadSeed(cfg.SimulatorSeed); err != nil {
-			return nil, err
-		}
-	}
-	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
+	if err := sealSecrets(ctx, cfg, repo, log); err != nil {
 		return nil, err
 	}
-	if s.driver, s.kube, err = targetDriver(cfg, s.sim, s.inventoryKubeconfig); err != nil {
+	if err := s.openTargets(cfg); err != nil {
 		return nil, err
 	}
 	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
@@ -196,53 +218,45 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err != nil {
 		return nil, err
 	}
-	dial := func(addr string) (*grpc.ClientConn, error) {
-		conn, err := grpcx.Dial(addr, cfg.PeerToken)
-		if err == nil {
-			s.conns = append(s.conns, conn)
-		}
-		return conn, err
-	}
-	compat, err := dial(cfg.CompatibilityAddr)
+	peers, err := s.dialPeers(cfg)
 	if err != nil {
 		return nil, err
 	}
-	rend, err := dial(cfg.RendererAddr)
+	sigs, err := loadSignatureKeys(cfg.SignatureKeys)
 	if err != nil {
 		return nil, err
-	}
-	pre, err := dial(cfg.PrecheckAddr)
-	if err != nil {
-		return nil, err
-	}
-	peers := lifecycle.Peers{
-		Compatibility: compatibilityv1.NewCompatibilityServiceClient(compat),
-		Renderer:      rendererv1.NewRendererServiceClient(rend),
-		Precheck:      precheckv1.NewPrecheckServiceClient(pre),
 	}
 	s.manager = lifecycle.NewManager(lifecycle.Config{
-		AllowInsecureSources: cfg.AllowInsecureSources,
-		ReconcileInterval:    cfg.ReconcileInterval,
-		StepTimeout:          cfg.StepTimeout,
-		StepTimeouts:         cfg.StepTimeouts,
-		Logger:               log,
-		RefreshInterval:      refreshInterval(cfg),
-	}, repo, fetcher, peers, s.driver)
-	if cfg.InventoryFile != "" {
-		inv, err := LoadInventory(cfg.InventoryFile)
-		if err != nil {
-			return nil, err
-		}
-		if err := lifecycle.ValidateInventory(inv); err != nil {
-			return nil, fmt.Errorf("inventory file %s: %w", cfg.InventoryFile, err)
-		}
-		if _, err := s.manager.PutInventory(ctx, inv); err != nil {
-			return nil, fmt.Errorf("inventory file %s: %w", cfg.InventoryFile, err)
-		}
-		log.Info("platform inventory loaded", "file", cfg.InventoryFile, "regions", len(inv.GetRegions()))
+		VerifySignatures:  sigs.check(),
+		ReconcileInterval: cfg.ReconcileInterval,
+		StepTimeout:       cfg.StepTimeout,
+		StepTimeouts:      cfg.StepTimeouts,
+		Logger:            log,
+		RefreshInterval:   refreshInterval(cfg),
+	}, repo, fetcher, peers, cfg.wrapDriver(s.driver))
+	if err := s.loadInventoryFile(ctx, cfg.InventoryFile); err != nil {
+		return nil, err
 	}
 	s.handler = server.NewHandler(s.manager)
+	s.handler.TrustSignatures(sigs.Verifier)
 	return s, nil
+}
+
+// openTargets opens the simulated targets and, with
+// --target-driver=kubernetes, the Kubernetes driver in front of them.
+func (s *Service) openTargets(cfg Config) error {
+	var seed *simulator.Seed
+	var err error
+	if cfg.SimulatorSeed != "" {
+		if seed, err = simulator.LoadSeed(cfg.SimulatorSeed); err != nil {
+			return err
+		}
+	}
+	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
+		return err
+	}
+	s.driver, s.kube, err = targetDriver(cfg, s.sim, s.inventoryKubeconfig)
+	return err
 }
 
 // targetDriver builds the configured driver: the simulator alone, or the
@@ -281,6 +295,55 @@ func (s *Service) inventoryKubeconfig(supervisor string) string {
 		}
 	}
 	return ""
+}
+
+// dialPeers connects to compatibility, renderer and precheck (each
+// connection is closed by Close).
+func (s *Service) dialPeers(cfg Config) (lifecycle.Peers, error) {
+	dial := func(addr string) (*grpc.ClientConn, error) {
+		conn, err := grpcx.Dial(addr, cfg.PeerToken, cfg.PeerDialOptions...)
+		if err == nil {
+			s.conns = append(s.conns, conn)
+		}
+		return conn, err
+	}
+	compat, err := dial(cfg.CompatibilityAddr)
+	if err != nil {
+		return lifecycle.Peers{}, err
+	}
+	rend, err := dial(cfg.RendererAddr)
+	if err != nil {
+		return lifecycle.Peers{}, err
+	}
+	pre, err := dial(cfg.PrecheckAddr)
+	if err != nil {
+		return lifecycle.Peers{}, err
+	}
+	return lifecycle.Peers{
+		Compatibility: compatibilityv1.NewCompatibilityServiceClient(compat),
+		Renderer:      rendererv1.NewRendererServiceClient(rend),
+		Precheck:      precheckv1.NewPrecheckServiceClient(pre),
+	}, nil
+}
+
+// loadInventoryFile replaces the stored inventory with the file's, when
+// one is given.
+func (s *Service) loadInventoryFile(ctx context.Context, file string) error {
+	if file == "" {
+		return nil
+	}
+	inv, err := LoadInventory(file)
+	if err != nil {
+		return err
+	}
+	if err := lifecycle.ValidateInventory(inv); err != nil {
+		return fmt.Errorf("inventory file %s: %w", file, err)
+	}
+	if _, err := s.manager.PutInventory(ctx, inv); err != nil {
+		return fmt.Errorf("inventory file %s: %w", file, err)
+	}
+	s.log.Info("platform inventory loaded", "file", file, "regions", len(inv.GetRegions()))
+	return nil
 }
 
 // LoadInventory reads api.md's Inventory from a YAML or JSON file.

@@ -9,11 +9,11 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"time"
 
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
+	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/precheck/internal/dynamic"
 	"github.com/vcfsm/vcfsm/services/precheck/internal/hook"
@@ -23,9 +23,11 @@ import (
 // Config is the precheck service's configuration. Zero values take the
 // defaults, so Config{} is a working configuration.
 type Config struct {
-	// HookToken is sent as the bearer token to every hook; empty means a
-	// random token generated at start.
+	// HookToken is sent as the bearer token to every hook; empty means
+	// HookTokenFile, or a random token generated at start.
 	HookToken string
+	// HookTokenFile holds the hook token (mode 0600).
+	HookTokenFile string
 	// HookTimeout bounds one hook call (default 30s).
 	HookTimeout time.Duration
 	// HookMaxResponseBytes bounds a hook's answer (default 1 MiB).
@@ -38,49 +40,28 @@ type Config struct {
 	// RegistryTimeout bounds the image look-ups of one dynamic pre-check
 	// run (default 30s).
 	RegistryTimeout time.Duration
-
-	// envErr is a bad environment default, reported by New.
-	envErr error
 }
 
-// envFlags are the flags with an environment default.
-var envFlags = []struct{ flag, env string }{
-	{"hook-token", "VCFSM_HOOK_TOKEN"},
-	{"hook-timeout", "VCFSM_HOOK_TIMEOUT"},
-	{"hook-max-response-bytes", "VCFSM_HOOK_MAX_RESPONSE_BYTES"},
-	{"hook-concurrency", "VCFSM_HOOK_CONCURRENCY"},
-	{"precheck-registry-timeout", "VCFSM_PRECHECK_REGISTRY_TIMEOUT"},
-}
-
-// RegisterFlags binds the configuration to flags. The environment
-// variables set the defaults; flags on the command line win.
+// RegisterFlags binds the configuration to flags; cli.Parse also reads
+// each from VCFSM_<FLAG_NAME> (e.g. VCFSM_HOOK_TIMEOUT) and the config file.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
-	fs.StringVar(&c.HookToken, "hook-token", "", "bearer token sent to services' pre-check hooks (env VCFSM_HOOK_TOKEN); default: a random token per start")
-	fs.DurationVar(&c.HookTimeout, "hook-timeout", hook.DefaultTimeout, "time limit of one pre-check hook call (env VCFSM_HOOK_TIMEOUT)")
-	fs.Int64Var(&c.HookMaxResponseBytes, "hook-max-response-bytes", hook.DefaultMaxResponseBytes, "largest pre-check hook answer read (env VCFSM_HOOK_MAX_RESPONSE_BYTES)")
-	fs.IntVar(&c.HookConcurrency, "hook-concurrency", hook.DefaultConcurrency, "pre-check hook calls in flight per fan-out (env VCFSM_HOOK_CONCURRENCY)")
-	fs.DurationVar(&c.RegistryTimeout, "precheck-registry-timeout", dynamic.DefaultRegistryTimeout, "time limit of the image look-ups of one dynamic pre-check run (env VCFSM_PRECHECK_REGISTRY_TIMEOUT)")
-	fs.Func("resolve", "HOST=ADDR[:PORT]: reach pre-check hook host HOST at ADDR; a port replaces the hook's _port; repeatable (env VCFSM_RESOLVE, comma-separated); other names use the system resolver", func(v string) error {
-		c.Resolve = append(c.Resolve, v)
+	fs.Func("hook-token", "bearer token sent to services' pre-check hooks; prefer --hook-token-file", func(v string) error {
+		c.HookToken = v
 		return nil
 	})
-
-	var errs []error
-	for _, e := range envFlags {
-		if v, ok := os.LookupEnv(e.env); ok {
-			if err := fs.Set(e.flag, v); err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: %w", e.env, v, err))
-			}
-		}
-	}
-	if v := os.Getenv("VCFSM_RESOLVE"); v != "" {
+	fs.StringVar(&c.HookTokenFile, "hook-token-file", "", "file holding the bearer token sent to services' pre-check hooks (mode 0600); default: a random token per start")
+	fs.DurationVar(&c.HookTimeout, "hook-timeout", hook.DefaultTimeout, "time limit of one pre-check hook call")
+	fs.Int64Var(&c.HookMaxResponseBytes, "hook-max-response-bytes", hook.DefaultMaxResponseBytes, "largest pre-check hook answer read")
+	fs.IntVar(&c.HookConcurrency, "hook-concurrency", hook.DefaultConcurrency, "pre-check hook calls in flight per fan-out")
+	fs.DurationVar(&c.RegistryTimeout, "precheck-registry-timeout", dynamic.DefaultRegistryTimeout, "time limit of the image look-ups of one dynamic pre-check run")
+	fs.Func("resolve", "HOST=ADDR[:PORT]: reach pre-check hook host HOST at ADDR; a port replaces the hook's _port; repeatable or comma-separated; other names use the system resolver", func(v string) error {
 		for _, entry := range strings.Split(v, ",") {
 			if entry = strings.TrimSpace(entry); entry != "" {
 				c.Resolve = append(c.Resolve, entry)
 			}
 		}
-	}
-	c.envErr = errors.Join(errs...)
+		return nil
+	})
 }
 
 // Service is a running precheck service.
@@ -90,9 +71,6 @@ type Service struct {
 
 // New builds the service.
 func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
-	if cfg.envErr != nil {
-		return nil, fmt.Errorf("precheck configuration: %w", cfg.envErr)
-	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -104,6 +82,13 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 		return nil, fmt.Errorf("--resolve: %w", err)
 	}
 	token := cfg.HookToken
+	if cfg.HookTokenFile != "" {
+		raw, err := cli.ReadSecretFile(cfg.HookTokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("--hook-token-file: %w", err)
+		}
+		token = strings.TrimSpace(raw)
+	}
 	if token == "" {
 		// The platform issues a token for hook calls; without one
 		// configured it is random, so no guessable default exists.

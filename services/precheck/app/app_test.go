@@ -16,6 +16,7 @@ import (
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
+	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/logging"
 	"github.com/vcfsm/vcfsm/services/precheck/app"
@@ -228,12 +229,12 @@ func TestConfigFlagsAndEnvironment(t *testing.T) {
 	var cfg app.Config
 	fs := flag.NewFlagSet("precheck", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
-	require.NoError(t, fs.Parse([]string{"--hook-concurrency", "9", "--resolve", "c.ns.svc.cluster.local=samplehook:8443", "--hook-token", "tok"}))
+	require.NoError(t, cli.Parse(fs, []string{"--hook-concurrency", "9", "--resolve", "c.ns.svc.cluster.local=samplehook:8443", "--hook-token", "tok"}))
 	require.Equal(t, 5*time.Second, cfg.HookTimeout, "environment default")
 	require.Equal(t, 9, cfg.HookConcurrency, "the flag wins")
 	require.Equal(t, int64(1<<20), cfg.HookMaxResponseBytes)
 	require.Equal(t, "tok", cfg.HookToken)
-	require.Equal(t, []string{"a.ns.svc.cluster.local=127.0.0.1:1", "b.ns.svc.cluster.local=10.0.0.2", "c.ns.svc.cluster.local=samplehook:8443"}, cfg.Resolve)
+	require.Equal(t, []string{"c.ns.svc.cluster.local=samplehook:8443"}, cfg.Resolve, "the command line wins over the environment")
 	_, err := app.New(context.Background(), cfg, logging.Discard())
 	require.NoError(t, err)
 }
@@ -242,9 +243,10 @@ func TestConfigErrors(t *testing.T) {
 	t.Run("bad environment value", func(t *testing.T) {
 		t.Setenv("VCFSM_HOOK_TIMEOUT", "soon")
 		var cfg app.Config
-		cfg.RegisterFlags(flag.NewFlagSet("precheck", flag.ContinueOnError))
-		_, err := app.New(context.Background(), cfg, logging.Discard())
-		require.ErrorContains(t, err, `VCFSM_HOOK_TIMEOUT="soon"`)
+		fs := flag.NewFlagSet("precheck", flag.ContinueOnError)
+		cfg.RegisterFlags(fs)
+		err := cli.Parse(fs, nil)
+		require.ErrorContains(t, err, `"VCFSM_HOOK_TIMEOUT"`)
 	})
 	t.Run("bad resolve entry", func(t *testing.T) {
 		_, err := app.New(context.Background(), app.Config{Resolve: []string{"no-equals-sign"}}, logging.Discard())

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	"runtime"
 	"time"
 
@@ -43,8 +42,6 @@ type Config struct {
 	MemoryLimit ByteSize
 	// CacheSize is the number of parsed bundles kept (per worker).
 	CacheSize int
-
-	envErr error
 }
 
 // DefaultConfig returns the defaults the flags start from.
@@ -58,29 +55,16 @@ func DefaultConfig() Config {
 	}
 }
 
-// RegisterFlags binds the configuration to flags. Every flag also reads an
-// environment variable (given in its usage), which the command line
-// overrides.
+// RegisterFlags binds the configuration to flags; cli.Parse also reads
+// each from VCFSM_<FLAG_NAME> (e.g. VCFSM_RENDER_TIMEOUT), which the command
+// line overrides.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	*c = DefaultConfig()
-	fs.StringVar(&c.Isolation, "render-isolation", c.Isolation, "where bundle templates run: process (worker processes bounded by --render-timeout and --render-memory-limit) or in-process (no bounds; development only) (env VCFSM_RENDER_ISOLATION)")
-	fs.IntVar(&c.Workers, "render-workers", c.Workers, "number of render worker processes, i.e. renders in parallel (env VCFSM_RENDER_WORKERS)")
-	fs.DurationVar(&c.Timeout, "render-timeout", c.Timeout, "longest time one render may take before its worker is killed (env VCFSM_RENDER_TIMEOUT)")
-	fs.Var(&c.MemoryLimit, "render-memory-limit", "most memory one render worker may use before it is killed, e.g. 512MiB (env VCFSM_RENDER_MEMORY_LIMIT)")
-	fs.IntVar(&c.CacheSize, "render-cache-size", c.CacheSize, "number of parsed bundles kept per worker, keyed by digest (env VCFSM_RENDER_CACHE_SIZE)")
-	for name, env := range map[string]string{
-		"render-isolation":    "VCFSM_RENDER_ISOLATION",
-		"render-workers":      "VCFSM_RENDER_WORKERS",
-		"render-timeout":      "VCFSM_RENDER_TIMEOUT",
-		"render-memory-limit": "VCFSM_RENDER_MEMORY_LIMIT",
-		"render-cache-size":   "VCFSM_RENDER_CACHE_SIZE",
-	} {
-		if v, ok := os.LookupEnv(env); ok {
-			if err := fs.Set(name, v); err != nil {
-				c.envErr = fmt.Errorf("%s=%q: %w", env, v, err)
-			}
-		}
-	}
+	fs.StringVar(&c.Isolation, "render-isolation", c.Isolation, "where bundle templates run: process (worker processes bounded by --render-timeout and --render-memory-limit) or in-process (no bounds; development only)")
+	fs.IntVar(&c.Workers, "render-workers", c.Workers, "number of render worker processes, i.e. renders in parallel")
+	fs.DurationVar(&c.Timeout, "render-timeout", c.Timeout, "longest time one render may take before its worker is killed")
+	fs.Var(&c.MemoryLimit, "render-memory-limit", "most memory one render worker may use before it is killed, e.g. 512MiB")
+	fs.IntVar(&c.CacheSize, "render-cache-size", c.CacheSize, "number of parsed bundles kept per worker, keyed by digest")
 }
 
 // ByteSize is a flag value for sizes such as 512MiB or 1GB.
@@ -118,9 +102,6 @@ type Service struct {
 
 // New builds the service; with process isolation it starts the workers.
 func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
-	if cfg.envErr != nil {
-		return nil, cfg.envErr
-	}
 	defaults := DefaultConfig()
 	if cfg.Isolation == "" {
 		cfg.Isolation = defaults.Isolation

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/base64"
 	"flag"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vcfsm/vcfsm/services/renderer/internal/rendertest"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -20,6 +21,7 @@ import (
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
+	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/renderer/app"
 )
@@ -66,25 +68,7 @@ func testConfig() app.Config {
 
 func loadBundle(t testing.TB, name string) *commonv1.Bundle {
 	t.Helper()
-	root := filepath.Join(testdata, "bundles", name)
-	b := &commonv1.Bundle{Digest: "sha256:app-test-" + name}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		b.Files = append(b.Files, &commonv1.BundleFile{Path: filepath.ToSlash(rel), Content: data})
-		return nil
-	})
-	require.NoError(t, err)
-	return b
+	return rendertest.LoadBundle(t, filepath.Join(testdata, "bundles", name), "sha256:app-test-"+name)
 }
 
 func readTestdata(t testing.TB, parts ...string) []byte {
@@ -301,18 +285,18 @@ func TestFlagsReadTheEnvironment(t *testing.T) {
 	var cfg app.Config
 	fs := flag.NewFlagSet("renderer", flag.ContinueOnError)
 	cfg.RegisterFlags(fs)
-	require.Equal(t, 3*time.Second, cfg.Timeout)
-	require.Equal(t, app.ByteSize(1<<30), cfg.MemoryLimit)
-	require.NoError(t, fs.Parse([]string{"--render-timeout=4s"}))
+	require.NoError(t, cli.Parse(fs, []string{"--render-timeout=4s"}))
+	require.Equal(t, app.ByteSize(1<<30), cfg.MemoryLimit, "from the environment")
 	require.Equal(t, 4*time.Second, cfg.Timeout, "the command line wins")
 }
 
 func TestBadConfigurationIsReported(t *testing.T) {
 	t.Setenv("VCFSM_RENDER_WORKERS", "many")
 	var cfg app.Config
-	cfg.RegisterFlags(flag.NewFlagSet("renderer", flag.ContinueOnError))
-	_, err := app.New(context.Background(), cfg, slog.New(slog.DiscardHandler))
-	require.ErrorContains(t, err, `VCFSM_RENDER_WORKERS="many"`)
+	fs := flag.NewFlagSet("renderer", flag.ContinueOnError)
+	cfg.RegisterFlags(fs)
+	err := cli.Parse(fs, nil)
+	require.ErrorContains(t, err, `"VCFSM_RENDER_WORKERS"`)
 
 	bad := app.DefaultConfig()
 	bad.Isolation = "container"

@@ -27,9 +27,14 @@ import (
 
 // Config is the all-in-one's configuration.
 type Config struct {
-	Common        cli.Common
-	GRPCListen    string
-	HTTPListen    string
+	Common     cli.Common
+	GRPCListen string
+	HTTPListen string
+	// Gateway holds the REST edge's limits and HTTPS files.
+	Gateway gateway.Config
+	// DevTLS turns on HTTPS and mTLS with a CA and certificates generated
+	// into the data directory on first start.
+	DevTLS        bool
 	Lifecycle     lifecycle.Config
 	Compatibility compatibility.Config
 	Renderer      renderer.Config
@@ -39,8 +44,10 @@ type Config struct {
 // RegisterFlags binds every service's flags.
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Common.RegisterFlags(fs)
-	fs.StringVar(&c.GRPCListen, "grpc-listen", cli.EnvOr("VCFSM_GRPC_LISTEN", "127.0.0.1:9090"), "gRPC listen address of all services (env VCFSM_GRPC_LISTEN)")
-	fs.StringVar(&c.HTTPListen, "http-listen", cli.EnvOr("VCFSM_HTTP_LISTEN", "127.0.0.1:8080"), "REST listen address (env VCFSM_HTTP_LISTEN)")
+	fs.StringVar(&c.GRPCListen, "grpc-listen", "127.0.0.1:9090", "gRPC listen address of all services")
+	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:8080", "REST listen address")
+	fs.BoolVar(&c.DevTLS, "dev-tls", false, "serve HTTPS and gRPC over mTLS with a local CA and certificates written into <data-dir>/tls on first start (development)")
+	c.Gateway.RegisterFlags(fs)
 	c.Lifecycle.RegisterFlags(fs)
 	c.Compatibility.RegisterFlags(fs)
 	c.Renderer.RegisterFlags(fs)
@@ -52,6 +59,8 @@ type System struct {
 	// GRPCAddr and HTTPAddr are the bound addresses (useful with port 0).
 	GRPCAddr string
 	HTTPAddr string
+	// Scheme is "https" when the REST port serves TLS, else "http".
+	Scheme string
 	// Token is a bearer token the system accepts (the development token
 	// unless tokens were configured).
 	Token string
@@ -68,6 +77,19 @@ type System struct {
 // Start brings every service up and returns once they are listening.
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	tokens, peerToken, err := cfg.Common.Auth(cfg.Lifecycle.DataDir, log)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DevTLS {
+		if err := useDevTLS(&cfg, log); err != nil {
+			return nil, err
+		}
+	}
+	dialOpts, err := cfg.Common.GRPCTLS.DialOptions()
+	if err != nil {
+		return nil, err
+	}
+	srvCfg, err := cfg.Common.ServerConfig(log, tokens)
 	if err != nil {
 		return nil, err
 	}
@@ -96,73 +118,44 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	cfg.Lifecycle.RendererAddr = s.GRPCAddr
 	cfg.Lifecycle.PrecheckAddr = s.GRPCAddr
 	cfg.Lifecycle.PeerToken = peerToken
+	cfg.Lifecycle.PeerDialOptions = dialOpts
 
-	comp, err := compatibility.New(runCtx, cfg.Compatibility, log.With("service", "compatibility"))
+	services, life, err := s.newServices(runCtx, cfg, log)
 	if err != nil {
 		return fail(err)
 	}
-	s.closers = append(s.closers, comp)
-	rend, err := renderer.New(runCtx, cfg.Renderer, log.With("service", "renderer"))
-	if err != nil {
-		return fail(err)
-	}
-	s.closers = append(s.closers, rend)
-	pre, err := precheck.New(runCtx, cfg.Precheck, log.With("service", "precheck"))
-	if err != nil {
-		return fail(err)
-	}
-	s.closers = append(s.closers, pre)
-	life, err := lifecycle.New(runCtx, cfg.Lifecycle, log.With("service", "lifecycle"))
-	if err != nil {
-		return fail(err)
-	}
-	s.closers = append(s.closers, life)
 	s.lifecycle = life
 
-	srv := grpcx.NewServer(grpcx.ServerConfig{Logger: log, Tokens: tokens})
-	for _, r := range []cli.Registrar{comp, rend, pre, life} {
+	srv := grpcx.NewServer(srvCfg)
+	for _, r := range services {
 		r.Register(srv)
 	}
 	srv.MarkServing()
 
 	// The gateway is a client of the lifecycle service like any other.
-	conn, err := grpcx.Dial(s.GRPCAddr, "")
+	conn, err := grpcx.Dial(s.GRPCAddr, "", dialOpts...)
 	if err != nil {
 		return fail(err)
 	}
 	s.closers = append(s.closers, conn)
-	handler, err := gateway.New(runCtx, conn, log.With("service", "gateway"))
+	handler, err := gateway.New(runCtx, conn, gateway.Options{Logger: log.With("service", "gateway"), Tokens: tokens, Limits: cfg.Gateway.Limits})
 	if err != nil {
 		return fail(err)
 	}
-	httpSrv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	httpSrv, err := cfg.Gateway.HTTPServer(handler)
+	if err != nil {
+		return fail(err)
+	}
+	s.Scheme = gateway.Scheme(httpSrv)
 
-	s.wg.Add(3)
-	go func() {
-		defer s.wg.Done()
-		s.setErr(srv.Serve(runCtx, grpcLis, 10*time.Second))
-	}()
-	go func() {
-		defer s.wg.Done()
-		if err := httpSrv.Serve(httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.setErr(err)
-			cancel()
-		}
-	}()
-	go func() {
-		defer s.wg.Done()
-		<-runCtx.Done()
-		shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
-		defer done()
-		_ = httpSrv.Shutdown(shutdownCtx)
-	}()
+	s.serve(runCtx, cancel, srv, grpcLis, httpSrv, httpLis)
 	if err := life.Start(runCtx); err != nil {
 		cancel()
 		s.wg.Wait()
 		s.closeAll()
 		return nil, err
 	}
-	log.Info("vcfsm ready", "rest", "http://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr)
+	log.Info("vcfsm ready", "rest", s.Scheme+"://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr, "mtls", cfg.Common.GRPCTLS.Enabled())
 	return s, nil
 }
 
@@ -195,6 +188,55 @@ func (s *System) setErr(err error) {
 	if s.err == nil {
 		s.err = err
 	}
+}
+
+// newServices builds the four services in this process (each is closed
+// by closeAll).
+func (s *System) newServices(ctx context.Context, cfg Config, log *slog.Logger) ([]cli.Registrar, *lifecycle.Service, error) {
+	comp, err := compatibility.New(ctx, cfg.Compatibility, log.With("service", "compatibility"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.closers = append(s.closers, comp)
+	rend, err := renderer.New(ctx, cfg.Renderer, log.With("service", "renderer"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.closers = append(s.closers, rend)
+	pre, err := precheck.New(ctx, cfg.Precheck, log.With("service", "precheck"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.closers = append(s.closers, pre)
+	life, err := lifecycle.New(ctx, cfg.Lifecycle, log.With("service", "lifecycle"))
+	if err != nil {
+		return nil, nil, err
+	}
+	s.closers = append(s.closers, life)
+	return []cli.Registrar{comp, rend, pre, life}, life, nil
+}
+
+// serve runs the gRPC and HTTP servers until ctx ends; s.wg counts them.
+func (s *System) serve(ctx context.Context, cancel context.CancelFunc, srv *grpcx.Server, grpcLis net.Listener, httpSrv *http.Server, httpLis net.Listener) {
+	s.wg.Add(3)
+	go func() {
+		defer s.wg.Done()
+		s.setErr(srv.Serve(ctx, grpcLis, 10*time.Second))
+	}()
+	go func() {
+		defer s.wg.Done()
+		if err := gateway.Serve(httpSrv, httpLis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.setErr(err)
+			cancel()
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		<-ctx.Done()
+		shutdownCtx, done := context.WithTimeout(context.Background(), 10*time.Second)
+		defer done()
+		_ = httpSrv.Shutdown(shutdownCtx)
+	}()
 }
 
 func (s *System) closeAll() {

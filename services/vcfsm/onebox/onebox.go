@@ -6,20 +6,32 @@ package onebox
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/logging"
 	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 )
 
-// Token is the bearer token every onebox accepts.
-const Token = "onebox-test-token-0123456789abcdef"
+// The bearer tokens every onebox accepts: Token is an admin's; the others
+// carry the role they are named after. Services call each other with
+// ServiceToken.
+const (
+	Token         = "onebox-test-token-0123456789abcdef"
+	OperatorToken = "onebox-operator-token-0123456789ab"
+	ViewerToken   = "onebox-viewer-token-0123456789abcd"
+	ServiceToken  = "onebox-service-token-0123456789abc"
+)
 
 // Box is a running system.
 type Box struct {
@@ -41,22 +53,34 @@ func Start(t testing.TB, opts ...Option) *Box {
 	t.Helper()
 	var cfg app.Config
 	cfg.Common.LogFormat, cfg.Common.LogLevel = "text", "info"
-	cfg.Common.Tokens = "e2e:" + Token
-	cfg.Common.ServiceToken = Token
+	cfg.Common.Tokens = cli.NewSecret("e2e:" + Token + ",ops:operator:" + OperatorToken + ",audit:viewer:" + ViewerToken + ",internal:service:" + ServiceToken)
+	cfg.Common.ServiceToken = cli.NewSecret(ServiceToken)
 	cfg.GRPCListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
 	cfg.Lifecycle.DataDir = t.TempDir()
+	// Tests and REST benchmarks drive the API faster than a person would;
+	// the per-principal rate limit has its own tests (services/gateway).
+	cfg.Gateway.Limits.RatePerSecond, cfg.Gateway.Limits.RateBurst = 1e6, 1e6
 	for _, o := range opts {
 		o(&cfg)
 	}
 	sys, err := app.Start(context.Background(), cfg, logging.Discard())
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, sys.Stop()) })
+	client := &http.Client{Timeout: 30 * time.Second}
+	if sys.Scheme == "https" {
+		// --dev-tls: trust the CA the system generated.
+		raw, err := os.ReadFile(filepath.Join(cfg.Lifecycle.DataDir, "tls", "ca.crt"))
+		require.NoError(t, err)
+		pool := x509.NewCertPool()
+		require.True(t, pool.AppendCertsFromPEM(raw))
+		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	}
 	return &Box{
-		URL:      "http://" + sys.HTTPAddr,
+		URL:      sys.Scheme + "://" + sys.HTTPAddr,
 		GRPCAddr: sys.GRPCAddr,
 		DataDir:  cfg.Lifecycle.DataDir,
-		Client:   &http.Client{Timeout: 30 * time.Second},
+		Client:   client,
 		Sys:      sys,
 	}
 }

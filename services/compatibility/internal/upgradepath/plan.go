@@ -92,111 +92,130 @@ func (p *Planner) Plan(req Request) (Plan, error) {
 	if early != nil {
 		return *early, nil
 	}
-	s := nodes.session
-	name := req.Installed.Name
-	n := target + 1 // nodes[0] is the installed version; none above target matter
+	g := explore(nodes, target, req.Environments)
+	if !g.reachable[target] {
+		return g.noPath(req.Installed.Name, req.Installed.Version), nil
+	}
+	return g.shortest(req.Installed.Name, req.Installed.Version), nil
+}
 
-	// Versions are sorted ascending and hops only go up, so visiting nodes
-	// in order visits every node after all the nodes that can reach it.
-	reachable := make([]bool, n)
-	reachable[0] = true
-	legal := make([][]int, n)                  // legal[u]: the nodes u may upgrade to
-	hopResults := map[[2]int][]compat.Result{} // non-blocking results of legal hops
-	var refused []Hop
-	refusedCount := 0
-	var direct *Hop
+// hopGraph is every hop evaluated from the installed version (node 0) up
+// to the target.
+type hopGraph struct {
+	nodes        nodeList
+	target       int
+	reachable    []bool
+	legal        [][]int                    // legal[u]: the nodes u may upgrade to
+	hopResults   map[[2]int][]compat.Result // non-blocking results of legal hops
+	refused      []Hop
+	refusedCount int
+	direct       *Hop // the refused direct hop, if it is refused
+}
+
+// explore evaluates the hops out of every reachable node. Versions are
+// sorted ascending and hops only go up, so visiting nodes in order visits
+// every node after all the nodes that can reach it.
+func explore(nodes nodeList, target int, envs []compat.Environment) *hopGraph {
+	n := target + 1 // nodes[0] is the installed version; none above target matter
+	g := &hopGraph{nodes: nodes, target: target, reachable: make([]bool, n), legal: make([][]int, n), hopResults: map[[2]int][]compat.Result{}}
+	g.reachable[0] = true
 	for u := 0; u < target; u++ {
-		if !reachable[u] {
+		if !g.reachable[u] {
 			continue
 		}
 		for w := u + 1; w <= target; w++ {
-			v := s.Upgrade(nodes.list[u].compiled, nodes.list[w].compiled, req.Environments)
+			v := nodes.session.Upgrade(nodes.list[u].compiled, nodes.list[w].compiled, envs)
 			if v.Blocked {
 				hop := Hop{From: nodes.list[u].pkg.Version, To: nodes.list[w].pkg.Version, Results: v.Results}
 				if u == 0 && w == target {
-					direct = &hop
+					g.direct = &hop
 				}
-				refusedCount++
-				if len(refused) < MaxRefusedHops {
-					refused = append(refused, hop)
+				g.refusedCount++
+				if len(g.refused) < MaxRefusedHops {
+					g.refused = append(g.refused, hop)
 				}
 				continue
 			}
-			legal[u] = append(legal[u], w)
+			g.legal[u] = append(g.legal[u], w)
 			if len(v.Results) > 0 {
-				hopResults[[2]int{u, w}] = v.Results
+				g.hopResults[[2]int{u, w}] = v.Results
 			}
-			reachable[w] = true
+			g.reachable[w] = true
 		}
 	}
+	return g
+}
 
-	targetVersion := nodes.list[target].pkg.Version
-	installedVersion := req.Installed.Version
-	if !reachable[target] {
-		plan := Plan{RefusedHops: refused}
-		var via []string
-		for u := 1; u < target; u++ {
-			if reachable[u] {
-				via = append(via, nodes.list[u].pkg.Version)
-			}
+// noPath explains why the target cannot be reached.
+func (g *hopGraph) noPath(name, installedVersion string) Plan {
+	targetVersion := g.nodes.list[g.target].pkg.Version
+	plan := Plan{RefusedHops: g.refused}
+	var via []string
+	for u := 1; u < g.target; u++ {
+		if g.reachable[u] {
+			via = append(via, g.nodes.list[u].pkg.Version)
 		}
-		msg := fmt.Sprintf("no legal upgrade path for %s from %s to %s", name, installedVersion, targetVersion)
-		if len(via) == 0 {
-			msg += fmt.Sprintf("; %s cannot be upgraded to any version up to %s", installedVersion, targetVersion)
-		} else {
-			msg += fmt.Sprintf("; reachable from %s: %s, and none of them leads on to %s", installedVersion, strings.Join(via, ", "), targetVersion)
-		}
-		if direct != nil && len(direct.Results) > 0 {
-			msg += "; the direct upgrade is refused: " + direct.Results[0].Message()
-		}
-		msg += "; refused_hops explains every refused hop"
-		if more := refusedCount - len(refused); more > 0 {
-			msg += fmt.Sprintf(" (%d more are not listed)", more)
-		}
-		plan.Message = msg
-		return plan, nil
 	}
+	msg := fmt.Sprintf("no legal upgrade path for %s from %s to %s", name, installedVersion, targetVersion)
+	if len(via) == 0 {
+		msg += fmt.Sprintf("; %s cannot be upgraded to any version up to %s", installedVersion, targetVersion)
+	} else {
+		msg += fmt.Sprintf("; reachable from %s: %s, and none of them leads on to %s", installedVersion, strings.Join(via, ", "), targetVersion)
+	}
+	if g.direct != nil && len(g.direct.Results) > 0 {
+		msg += "; the direct upgrade is refused: " + g.direct.Results[0].Message()
+	}
+	msg += "; refused_hops explains every refused hop"
+	if more := g.refusedCount - len(g.refused); more > 0 {
+		msg += fmt.Sprintf(" (%d more are not listed)", more)
+	}
+	plan.Message = msg
+	return plan
+}
 
+// shortest walks the fewest hops, preferring the newer version at each
+// hop among equally short chains.
+func (g *hopGraph) shortest(name, installedVersion string) Plan {
 	// dist[u] is the fewest hops from u to the target; computed from the
 	// top down since every legal hop goes up.
 	const unreachable = int(^uint(0) >> 1)
-	dist := make([]int, n)
+	dist := make([]int, g.target+1)
 	for u := range dist {
 		dist[u] = unreachable
 	}
-	dist[target] = 0
-	for u := target - 1; u >= 0; u-- {
-		for _, w := range legal[u] {
+	dist[g.target] = 0
+	for u := g.target - 1; u >= 0; u-- {
+		for _, w := range g.legal[u] {
 			if dist[w] != unreachable && dist[w]+1 < dist[u] {
 				dist[u] = dist[w] + 1
 			}
 		}
 	}
 	plan := Plan{Found: true}
-	for u := 0; u != target; {
+	for u := 0; u != g.target; {
 		next := -1
-		for _, w := range legal[u] { // ascending, so the last match is the newest
+		for _, w := range g.legal[u] { // ascending, so the last match is the newest
 			if dist[w] == dist[u]-1 {
 				next = w
 			}
 		}
-		plan.Path = append(plan.Path, nodes.list[next].pkg.Version)
-		plan.PathHops = append(plan.PathHops, Hop{From: nodes.list[u].pkg.Version, To: nodes.list[next].pkg.Version, Results: hopResults[[2]int{u, next}]})
+		plan.Path = append(plan.Path, g.nodes.list[next].pkg.Version)
+		plan.PathHops = append(plan.PathHops, Hop{From: g.nodes.list[u].pkg.Version, To: g.nodes.list[next].pkg.Version, Results: g.hopResults[[2]int{u, next}]})
 		u = next
 	}
 	chain := installedVersion + " → " + strings.Join(plan.Path, " → ")
 	if len(plan.Path) == 1 {
 		plan.Message = fmt.Sprintf("upgrade %s %s directly", name, chain)
-	} else {
-		plan.Message = fmt.Sprintf("upgrade %s %s (%d hops)", name, chain, len(plan.Path))
-		if direct != nil {
-			plan.RefusedHops = []Hop{*direct}
-			if len(direct.Results) > 0 {
-				plan.Message += "; the direct upgrade is refused: " + direct.Results[0].Message()
-			}
+		return plan
+	}
+	plan.Message = fmt.Sprintf("upgrade %s %s (%d hops)", name, chain, len(plan.Path))
+	if g.direct != nil {
+		plan.RefusedHops = []Hop{*g.direct}
+		if len(g.direct.Results) > 0 {
+			plan.Message += "; the direct upgrade is refused: " + g.direct.Results[0].Message()
 		}
 	}
-	return plan, nil
+	return plan
 }
 
 type nodeList struct {
@@ -215,50 +234,10 @@ func (p *Planner) prepare(req Request) (nodes nodeList, target int, early *Plan,
 	}
 	s := p.ev.NewSession()
 	nodes.session = s
-
-	// Collect every problem before answering, so the caller sees them all.
-	var problems []string
-	installed := node{pkg: &req.Installed, compiled: s.Compile(&req.Installed, compat.At("installed"))}
-	if v, perr := constraint.ParseServiceVersion(req.Installed.Version); perr != nil {
-		problems = append(problems, fmt.Sprintf("installed.version %q is not valid semver (%v)", req.Installed.Version, perr))
-	} else {
-		installed.v = v
+	installed, all, targetV, err := parseVersions(s, req)
+	if err != nil {
+		return nodes, 0, nil, err
 	}
-	all := make([]node, 0, len(req.Available))
-	for i := range req.Available {
-		a := &req.Available[i]
-		nd := node{pkg: a, compiled: s.Compile(a, compat.Item("available", i, ""))}
-		if a.Name != req.Installed.Name {
-			problems = append(problems, fmt.Sprintf("available[%d].name %q is not installed.name %q: plan over the versions of one service",
-				i, a.Name, req.Installed.Name))
-		}
-		v, perr := constraint.ParseServiceVersion(a.Version)
-		if perr != nil {
-			problems = append(problems, fmt.Sprintf("available[%d].version %q is not valid semver (%v)", i, a.Version, perr))
-			continue
-		}
-		nd.v = v
-		all = append(all, nd)
-	}
-	var targetV semver.Version
-	if req.TargetVersion != "" {
-		v, perr := constraint.ParseServiceVersion(req.TargetVersion)
-		if perr != nil {
-			problems = append(problems, fmt.Sprintf("target_version %q is not valid semver (%v)", req.TargetVersion, perr))
-		}
-		targetV = v
-	}
-	for i := range req.Environments {
-		s.CheckEnvironment(&req.Environments[i], compat.Item("environments", i, ""))
-	}
-	if len(problems) > 0 {
-		return nodes, 0, nil, fmt.Errorf("%w: %s; upgrade paths are planned over the semver versions of one service",
-			compat.ErrInvalidRequest, strings.Join(problems, "; "))
-	}
-	if serr := s.Err(); serr != nil {
-		return nodes, 0, nil, serr
-	}
-
 	sort.SliceStable(all, func(i, j int) bool { return all[i].v.LT(all[j].v) })
 	for i := 1; i < len(all); i++ {
 		if all[i].v.EQ(all[i-1].v) && !all[i].v.EQ(installed.v) {
@@ -293,4 +272,51 @@ func (p *Planner) prepare(req Request) (nodes nodeList, target int, early *Plan,
 			compat.ErrInvalidRequest, req.TargetVersion, name)
 	}
 	return nodes, last, nil, nil
+}
+
+// parseVersions compiles and parses the installed, available and target
+// versions, collecting every problem before answering, so the caller sees
+// them all.
+func parseVersions(s *compat.Session, req Request) (installed node, all []node, targetV semver.Version, err error) {
+	var problems []string
+	installed = node{pkg: &req.Installed, compiled: s.Compile(&req.Installed, compat.At("installed"))}
+	if v, perr := constraint.ParseServiceVersion(req.Installed.Version); perr != nil {
+		problems = append(problems, fmt.Sprintf("installed.version %q is not valid semver (%v)", req.Installed.Version, perr))
+	} else {
+		installed.v = v
+	}
+	all = make([]node, 0, len(req.Available))
+	for i := range req.Available {
+		a := &req.Available[i]
+		nd := node{pkg: a, compiled: s.Compile(a, compat.Item("available", i, ""))}
+		if a.Name != req.Installed.Name {
+			problems = append(problems, fmt.Sprintf("available[%d].name %q is not installed.name %q: plan over the versions of one service",
+				i, a.Name, req.Installed.Name))
+		}
+		v, perr := constraint.ParseServiceVersion(a.Version)
+		if perr != nil {
+			problems = append(problems, fmt.Sprintf("available[%d].version %q is not valid semver (%v)", i, a.Version, perr))
+			continue
+		}
+		nd.v = v
+		all = append(all, nd)
+	}
+	if req.TargetVersion != "" {
+		v, perr := constraint.ParseServiceVersion(req.TargetVersion)
+		if perr != nil {
+			problems = append(problems, fmt.Sprintf("target_version %q is not valid semver (%v)", req.TargetVersion, perr))
+		}
+		targetV = v
+	}
+	for i := range req.Environments {
+		s.CheckEnvironment(&req.Environments[i], compat.Item("environments", i, ""))
+	}
+	if len(problems) > 0 {
+		return installed, nil, targetV, fmt.Errorf("%w: %s; upgrade paths are planned over the semver versions of one service",
+			compat.ErrInvalidRequest, strings.Join(problems, "; "))
+	}
+	if serr := s.Err(); serr != nil {
+		return installed, nil, targetV, serr
+	}
+	return installed, all, targetV, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"time"
@@ -17,41 +18,63 @@ import (
 )
 
 func main() {
-	if err := run(); err != nil {
+	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "gateway:", err)
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(args []string) error {
 	var common cli.Common
+	var edge app.Config
 	fs := flag.NewFlagSet("gateway", flag.ExitOnError)
 	common.RegisterFlags(fs)
-	listen := fs.String("listen", cli.EnvOr("VCFSM_HTTP_LISTEN", "127.0.0.1:8080"), "REST listen address (env VCFSM_HTTP_LISTEN)")
-	lifecycleAddr := fs.String("lifecycle", cli.EnvOr("VCFSM_LIFECYCLE_ADDR", "127.0.0.1:9091"), "lifecycle gRPC address (env VCFSM_LIFECYCLE_ADDR)")
-	_ = fs.Parse(os.Args[1:])
+	edge.RegisterFlags(fs)
+	listen := fs.String("listen", "127.0.0.1:8080", "REST listen address")
+	lifecycleAddr := fs.String("lifecycle", "127.0.0.1:9091", "lifecycle gRPC address")
+	dataDir := fs.String("data-dir", "./data", "directory holding the development token (shared with lifecycle when both run on one machine)")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
 
 	log, err := common.Logger(os.Stderr)
+	if err != nil {
+		return err
+	}
+	// The gateway checks tokens before reading a body, then forwards each
+	// caller's own token, which lifecycle checks again with the method's
+	// permission; it sends no token of its own.
+	tokens, _, err := common.AcceptedTokens(*dataDir, log)
+	if err != nil {
+		return err
+	}
+	dialOpts, err := common.GRPCTLS.DialOptions()
 	if err != nil {
 		return err
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
 
-	// The gateway forwards each caller's own bearer token; it holds none.
-	conn, err := grpcx.Dial(*lifecycleAddr, "")
+	conn, err := grpcx.Dial(*lifecycleAddr, "", dialOpts...)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	handler, err := app.New(ctx, conn, log)
+	handler, err := app.New(ctx, conn, app.Options{Logger: log, Tokens: tokens, Limits: edge.Limits})
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Addr: *listen, Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	srv, err := edge.HTTPServer(handler)
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", *listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *listen, err)
+	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("gateway serving", "listen", *listen, "lifecycle", *lifecycleAddr)
+	go func() { errc <- app.Serve(srv, lis) }()
+	log.Info("gateway serving", "rest", app.Scheme(srv)+"://"+lis.Addr().String()+"/v2", "lifecycle", *lifecycleAddr, "mtls", common.GRPCTLS.Enabled())
 	select {
 	case err := <-errc:
 		return err

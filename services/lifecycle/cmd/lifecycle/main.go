@@ -16,8 +16,8 @@ func main() {
 		DefaultListen: "127.0.0.1:9091",
 		RegisterFlags: cfg.RegisterFlags,
 		DataDir:       func() string { return cfg.DataDir },
-		Start: func(ctx context.Context, log *slog.Logger, peerToken string) (cli.Service, error) {
-			cfg.PeerToken = peerToken
+		Start: func(ctx context.Context, log *slog.Logger, peer cli.Peer) (cli.Service, error) {
+			cfg.PeerToken, cfg.PeerDialOptions = peer.Token, peer.DialOptions
 			svc, err := app.New(ctx, cfg, log)
 			if err != nil {
 				return nil, err

@@ -83,6 +83,32 @@ func (f *Fetcher) Fetch(ctx context.Context, source string, progress Progress) (
 	return b, nil
 }
 
+// pluginManifests finds the UI plugin manifest of each image the bundle
+// carries (nil when there is none), in a scratch directory under stage.
+func (f *Fetcher) pluginManifests(ctx context.Context, src imageSource, insp inspection, stage string, budget *byteBudget) (map[string][]byte, error) {
+	scratch := filepath.Join(stage, "scratch")
+	if err := os.Mkdir(scratch, 0o750); err != nil {
+		return nil, err
+	}
+	manifests := map[string][]byte{}
+	for _, ref := range sortedKeys(insp.found) {
+		m, ok, err := f.findPluginManifest(ctx, src, insp.found[ref], scratch, budget)
+		if err != nil {
+			return nil, fmt.Errorf("inspect image %s: %w", ref, err)
+		}
+		if ok {
+			manifests[ref] = m
+		}
+	}
+	if err := os.RemoveAll(scratch); err != nil {
+		return nil, err
+	}
+	if len(manifests) == 0 {
+		return nil, nil
+	}
+	return manifests, nil
+}
+
 // reuse returns the stored bundle for digest, if there is one.
 func (f *Fetcher) reuse(digest, source string) (*Bundle, bool, error) {
 	b, err := f.Load(digest)
@@ -127,21 +153,8 @@ func (f *Fetcher) install(ctx context.Context, src imageSource, digest, source, 
 	if err != nil {
 		return nil, err
 	}
-	scratch := filepath.Join(stage, "scratch")
-	if err := os.Mkdir(scratch, 0o750); err != nil {
-		return nil, err
-	}
-	manifests := map[string][]byte{}
-	for _, ref := range sortedKeys(insp.found) {
-		m, ok, err := f.findPluginManifest(ctx, src, insp.found[ref], scratch, budget)
-		if err != nil {
-			return nil, fmt.Errorf("inspect image %s: %w", ref, err)
-		}
-		if ok {
-			manifests[ref] = m
-		}
-	}
-	if err := os.RemoveAll(scratch); err != nil {
+	manifests, err := f.pluginManifests(ctx, src, insp, stage, budget)
+	if err != nil {
 		return nil, err
 	}
 	sort.Strings(insp.present)
@@ -159,9 +172,6 @@ func (f *Fetcher) install(ctx context.Context, src imageSource, digest, source, 
 		BundledImageDigests: insp.present,
 		PluginManifests:     manifests,
 		Signatures:          insp.signatures,
-	}
-	if len(facts.PluginManifests) == 0 {
-		facts.PluginManifests = nil
 	}
 	if err := writeFacts(stage, facts); err != nil {
 		return nil, err
@@ -257,22 +267,43 @@ func (f *Fetcher) extractImage(ctx context.Context, src imageSource, dir string,
 }
 
 func (f *Fetcher) extractLayer(ctx context.Context, src imageSource, layer v1.Layer, desc v1.Descriptor, x *extractor, onRead func(int64), streamLimit int64) error {
+	return f.readLayer(ctx, src, layer, desc, layerLimits{
+		what:        "bundle layer",
+		onRead:      onRead,
+		streamLimit: streamLimit,
+		streamWhat:  "the uncompressed bundle layers (limit MaxBundleBytes)",
+	}, func(r io.Reader, name string) error { return x.extractTar(ctx, r, name) })
+}
+
+// layerLimits bound one layer's streams and name them in errors.
+type layerLimits struct {
+	what        string // "bundle layer" or "layer"
+	onRead      func(int64)
+	streamLimit int64
+	streamWhat  string
+}
+
+// readLayer streams one layer through consume and then drains and verifies
+// it: the rest of the uncompressed stream is read (gzip checks its CRC only
+// at the end), the decompressor closed, and the rest of the compressed
+// stream read (the source checks the layer digest once the last byte went
+// through). Extraction and the plugin scan both go through here, so a fix
+// to the verification is made once.
+func (f *Fetcher) readLayer(ctx context.Context, src imageSource, layer v1.Layer, desc v1.Descriptor, lim layerLimits, consume func(r io.Reader, name string) error) error {
 	name := desc.Digest.String()
 	rc, err := layer.Compressed()
 	if err != nil {
-		return src.readError("bundle layer "+name, err)
+		return src.readError(lim.what+" "+name, err)
 	}
 	defer func() { _ = rc.Close() }()
-	compressed := &boundedReader{ctx: ctx, r: rc, limit: desc.Size, what: "bundle layer " + name + " (beyond its declared size)", onRead: onRead}
+	compressed := &boundedReader{ctx: ctx, r: rc, limit: desc.Size, what: lim.what + " " + name + " (beyond its declared size)", onRead: lim.onRead}
 	dr, closeDecompressor, err := decompressLayer(compressed, name)
 	if err != nil {
 		return f.classifyLayerError(ctx, src, compressed, name, err)
 	}
-	uncompressed := &boundedReader{ctx: ctx, r: dr, limit: streamLimit, what: "the uncompressed bundle layers (limit MaxBundleBytes)"}
-	err = x.extractTar(ctx, uncompressed, name)
+	uncompressed := &boundedReader{ctx: ctx, r: dr, limit: lim.streamLimit, what: lim.streamWhat}
+	err = consume(uncompressed, name)
 	if err == nil {
-		// Read to the end: gzip checks its CRC and the source checks the
-		// layer digest only once the last byte went through.
 		_, err = io.Copy(io.Discard, uncompressed)
 		if err == nil {
 			err = closeDecompressor()

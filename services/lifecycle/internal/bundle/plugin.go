@@ -74,35 +74,13 @@ func (f *Fetcher) findPluginManifest(ctx context.Context, src imageSource, img v
 }
 
 func (f *Fetcher) scanLayer(ctx context.Context, src imageSource, layer v1.Layer, desc v1.Descriptor, scratch string, direct, zipped *pluginHit) error {
-	name := desc.Digest.String()
-	rc, err := layer.Compressed()
-	if err != nil {
-		return src.readError("layer "+name, err)
-	}
-	defer func() { _ = rc.Close() }()
-	compressed := &boundedReader{ctx: ctx, r: rc, limit: desc.Size, what: "layer " + name + " (beyond its declared size)"}
-	dr, closeDecompressor, err := decompressLayer(compressed, name)
-	if err != nil {
-		return f.classifyLayerError(ctx, src, compressed, name, err)
-	}
-	uncompressed := &boundedReader{ctx: ctx, r: dr, limit: f.limits.MaxDownloadBytes, what: "uncompressed layer " + name + " (limit MaxDownloadBytes)"}
-	err = scanTar(ctx, uncompressed, name, scratch, f.limits.MaxDownloadBytes, direct, zipped)
-	if err == nil {
-		_, err = io.Copy(io.Discard, uncompressed)
-		if err == nil {
-			err = closeDecompressor()
-		}
-		if err == nil {
-			_, err = io.Copy(io.Discard, compressed)
-		}
-		if err != nil {
-			err = &layerReadError{layer: name, err: err}
-		}
-	}
-	if err != nil {
-		return f.classifyLayerError(ctx, src, compressed, name, err)
-	}
-	return nil
+	return f.readLayer(ctx, src, layer, desc, layerLimits{
+		what:        "layer",
+		streamLimit: f.limits.MaxDownloadBytes,
+		streamWhat:  "uncompressed layer " + desc.Digest.String() + " (limit MaxDownloadBytes)",
+	}, func(r io.Reader, name string) error {
+		return scanTar(ctx, r, name, scratch, f.limits.MaxDownloadBytes, direct, zipped)
+	})
 }
 
 func scanTar(ctx context.Context, r io.Reader, layer, scratch string, maxZip int64, direct, zipped *pluginHit) error {

@@ -36,6 +36,13 @@ func ValidateSource(source string, allowInsecure bool) error {
 	return err
 }
 
+// ValidateSource checks a source with the fetcher's own rule (whether
+// http:// is allowed is configured once, in Config.AllowInsecure).
+func (f *Fetcher) ValidateSource(source string) error {
+	_, err := parseSource(source, f.cfg.AllowInsecure)
+	return err
+}
+
 func parseSource(source string, allowInsecure bool) (parsedSource, error) {
 	invalid := func(format string, args ...any) (parsedSource, error) {
 		return parsedSource{}, fmt.Errorf("%w: source %q: %s", ErrInvalidSource, truncate(source, 256), fmt.Sprintf(format, args...))

@@ -21,6 +21,19 @@ import (
 // ErrSyntax reports a malformed expression; the message says where.
 var ErrSyntax = errors.New("invalid FIQL filter")
 
+// Bounds of an expression. The parser recurses once per parenthesis, so
+// MaxDepth bounds its stack; MaxLength bounds its work and keeps a filter
+// far below what could hurt, over REST and gRPC alike.
+const (
+	// MaxLength is the longest expression accepted, in bytes.
+	MaxLength = 4096
+	// MaxDepth is the deepest nesting of parentheses accepted.
+	MaxDepth = 32
+)
+
+// quoteLimit bounds how much of the input an error message echoes.
+const quoteLimit = 64
+
 // Op is a comparison operator.
 type Op string
 
@@ -151,6 +164,9 @@ func match(pattern, v string) bool {
 
 // Parse parses expr; compare (optional) orders values for =lt= and friends.
 func Parse(expr string, compare Comparer) (Node, error) {
+	if len(expr) > MaxLength {
+		return nil, fmt.Errorf("%w: %d bytes long, more than the limit of %d", ErrSyntax, len(expr), MaxLength)
+	}
 	p := &parser{in: expr, compare: compare}
 	p.skipSpace()
 	if p.eof() {
@@ -170,6 +186,7 @@ func Parse(expr string, compare Comparer) (Node, error) {
 type parser struct {
 	in      string
 	pos     int
+	depth   int
 	compare Comparer
 }
 
@@ -182,7 +199,11 @@ func (p *parser) skipSpace() {
 }
 
 func (p *parser) errorf(format string, args ...any) error {
-	return fmt.Errorf("%w at position %d of %q: %s", ErrSyntax, p.pos+1, p.in, fmt.Sprintf(format, args...))
+	in := p.in
+	if len(in) > quoteLimit {
+		in = in[:quoteLimit] + "…"
+	}
+	return fmt.Errorf("%w at position %d of %q: %s", ErrSyntax, p.pos+1, in, fmt.Sprintf(format, args...))
 }
 
 func (p *parser) or() (Node, error) {
@@ -239,6 +260,11 @@ func (p *parser) term() (Node, error) {
 		return nil, p.errorf("expected a constraint or '('")
 	}
 	if p.in[p.pos] == '(' {
+		if p.depth >= MaxDepth {
+			return nil, p.errorf("parentheses nested deeper than %d", MaxDepth)
+		}
+		p.depth++
+		defer func() { p.depth-- }()
 		p.pos++
 		n, err := p.or()
 		if err != nil {

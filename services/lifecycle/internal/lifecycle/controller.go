@@ -5,11 +5,12 @@ import (
 	"errors"
 	"time"
 
+	"github.com/vcfsm/vcfsm/platform/safe"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // kickControllers asks for a reconcile pass soon.
-func (m *Manager) kickControllers() {
+func (m *core) kickControllers() {
 	select {
 	case m.kick <- struct{}{}:
 	default:
@@ -18,7 +19,7 @@ func (m *Manager) kickControllers() {
 
 // controllerLoop reconciles every running service periodically and on
 // every kick.
-func (m *Manager) controllerLoop(ctx context.Context) {
+func (m *core) controllerLoop(ctx context.Context) {
 	t := time.NewTicker(m.cfg.ReconcileInterval)
 	defer t.Stop()
 	var refresh <-chan time.Time
@@ -44,16 +45,17 @@ func (m *Manager) controllerLoop(ctx context.Context) {
 }
 
 // ReconcileAll runs one controller pass over every service.
-func (m *Manager) ReconcileAll(ctx context.Context) {
+func (m *core) ReconcileAll(ctx context.Context) {
 	for _, svc := range m.repo.Services(ctx) {
 		if ctx.Err() != nil {
 			return
 		}
-		m.maybeAutoUpgrade(ctx, svc)
+		_ = safe.Call(m.log, "auto-upgrade check of "+svc.ID, func() error { m.maybeAutoUpgrade(ctx, svc); return nil })
 		if !reconciled(svc) || !m.checkDue(svc) {
 			continue
 		}
-		if err := m.reconcile(ctx, svc.Clone()); err != nil && ctx.Err() == nil {
+		// A panicking reconcile fails that reconcile only.
+		if err := safe.Call(m.log, "reconcile of "+svc.ID, func() error { return m.reconcile(ctx, svc.Clone()) }); err != nil && ctx.Err() == nil {
 			m.log.Warn("reconcile", "service", svc.ID, "error", err)
 		}
 	}
@@ -68,7 +70,7 @@ func reconciled(svc *Service) bool {
 
 // reconcile brings each resource of a service to its desired state on its
 // target: missing or changed ones are (re-)applied, pending ones polled.
-func (m *Manager) reconcile(ctx context.Context, svc *Service) error {
+func (m *core) reconcile(ctx context.Context, svc *Service) error {
 	res, err := m.repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return err
@@ -109,7 +111,7 @@ func (m *Manager) reconcile(ctx context.Context, svc *Service) error {
 			return err
 		}
 	}
-	if len(apply) > 0 {
+	if len(apply) > 0 && m.stillReconciled(ctx, svc.ID) {
 		m.applyAll(ctx, svc, apply)
 	}
 	// Status is written only when it changes, so quiet passes write nothing.
@@ -141,7 +143,7 @@ func (m *Manager) reconcile(ctx context.Context, svc *Service) error {
 // Healthy one every 15 passes, which still catches drift on its targets
 // while keeping thousands of quiet services cheap. Any change kicks the
 // controllers and moves the service out of Healthy, so it is seen at once.
-func (m *Manager) checkDue(svc *Service) bool {
+func (m *core) checkDue(svc *Service) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.lastCheck == nil {
@@ -159,7 +161,7 @@ func (m *Manager) checkDue(svc *Service) bool {
 
 // sweepDue spaces out orphan sweeps (they list the targets): once per
 // 30 controller periods per service.
-func (m *Manager) sweepDue(id string) bool {
+func (m *core) sweepDue(id string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.lastSweep == nil {

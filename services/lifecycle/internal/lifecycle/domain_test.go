@@ -10,27 +10,6 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-func TestCompareVersions(t *testing.T) {
-	cases := []struct {
-		a, b string
-		want int
-	}{
-		{"1.0.0", "1.0.0", 0},
-		{"1.0.0", "1.5.0", -1},
-		{"2.0.0", "1.10.0", 1},
-		{"1.10.0", "1.9.0", 1},
-		{"9.1.0.0", "9.0.1234", 1},
-		{"9.0.0.0", "9.0.0", 0},
-		{"1.0.0-rc.1", "1.0.0", -1},
-		{"v1.30.2+vmware.1", "1.30.1", 1},
-		{"1.2.3+galaxy.1", "1.2.3", 0},
-	}
-	for _, c := range cases {
-		require.Equal(t, c.want, compareVersions(c.a, c.b), "%s vs %s", c.a, c.b)
-		require.Equal(t, -c.want, compareVersions(c.b, c.a), "%s vs %s", c.b, c.a)
-	}
-}
-
 func TestNamespace(t *testing.T) {
 	require.Equal(t, "svc-myservice-broadcom-com", Namespace("myservice.broadcom.com"))
 	require.Equal(t, "svc-arcturus-galaxy-com", Namespace("Arcturus.Galaxy.com"))

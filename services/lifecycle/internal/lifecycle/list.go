@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fiql"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
 // ListQuery is api.md's list query.
@@ -101,50 +102,17 @@ func unknownField(what, sel string) error {
 // as text.
 func compareField(sel, a, b string) int {
 	if sel == "version" {
-		return compareVersions(a, b)
+		return version.Compare(a, b)
 	}
 	return strings.Compare(a, b)
 }
 
 // List returns one page of services matching the query.
 func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
-	page := q.Page
-	if page == 0 {
-		page = 1
+	lq, err := parseListQuery(q)
+	if err != nil {
+		return nil, err
 	}
-	if page < 1 {
-		return nil, fmt.Errorf("page %d: pages start at 1: %w", q.Page, ErrInvalidArgument)
-	}
-	size := 25
-	if q.PageSize != nil {
-		size = *q.PageSize
-	}
-	if size < 0 || size > 128 {
-		return nil, fmt.Errorf("pageSize %d: want 0 to 128: %w", size, ErrInvalidArgument)
-	}
-	if q.SortAsc != "" && q.SortDesc != "" {
-		return nil, fmt.Errorf("give sortAsc or sortDesc, not both: %w", ErrInvalidArgument)
-	}
-	var filter fiql.Node
-	if q.Filter != "" {
-		var err error
-		if filter, err = fiql.Parse(q.Filter, compareField); err != nil {
-			return nil, fmt.Errorf("filter: %w: %w", err, ErrInvalidArgument)
-		}
-		for _, sel := range filter.Selectors() {
-			if !knownField(sel) {
-				return nil, unknownField("filter", sel)
-			}
-		}
-	}
-	sortField, desc := q.SortAsc, false
-	if q.SortDesc != "" {
-		sortField, desc = q.SortDesc, true
-	}
-	if sortField != "" && !knownField(sortField) {
-		return nil, unknownField("sort", sortField)
-	}
-
 	all := m.repo.Services(ctx)
 	matched := make([]*Service, 0, len(all))
 	var cur *Service
@@ -154,55 +122,105 @@ func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
 			continue
 		}
 		cur = s
-		if filter != nil && !filter.Eval(get) {
+		if lq.filter != nil && !lq.filter.Eval(get) {
 			continue
 		}
 		matched = append(matched, s)
 	}
-	// Default order: oldest first, so pages are stable as services are
-	// added; ties in a sort field fall back to it too.
-	older := func(a, b *Service) bool {
-		if !a.CreatedAt.Equal(b.CreatedAt) {
-			return a.CreatedAt.Before(b.CreatedAt)
-		}
-		return a.ID < b.ID
-	}
-	if sortField != "" {
-		type keyed struct {
-			s *Service
-			k string
-		}
-		ks := make([]keyed, len(matched))
-		for i, s := range matched {
-			ks[i].s = s
-			ks[i].k, _ = fieldOf(s, sortField)
-		}
-		sort.Slice(ks, func(i, j int) bool {
-			c := compareField(sortField, ks[i].k, ks[j].k)
-			if desc {
-				c = -c
-			}
-			if c != 0 {
-				return c < 0
-			}
-			return older(ks[i].s, ks[j].s)
-		})
-		for i := range ks {
-			matched[i] = ks[i].s
-		}
-	} else {
-		sort.Slice(matched, func(i, j int) bool { return older(matched[i], matched[j]) })
-	}
-	res := &ListResult{Total: len(matched), Page: page, PageSize: size}
-	if size > 0 {
-		res.PageCount = (len(matched) + size - 1) / size
-		start := (page - 1) * size
+	sortServices(matched, lq.sortField, lq.desc)
+	res := &ListResult{Total: len(matched), Page: lq.page, PageSize: lq.size}
+	if lq.size > 0 {
+		res.PageCount = (len(matched) + lq.size - 1) / lq.size
+		start := (lq.page - 1) * lq.size
 		if start < len(matched) {
-			end := min(start+size, len(matched))
+			end := min(start+lq.size, len(matched))
 			for _, s := range matched[start:end] {
 				res.Services = append(res.Services, s.Clone())
 			}
 		}
 	}
 	return res, nil
+}
+
+// listQuery is a validated ListQuery.
+type listQuery struct {
+	page, size int
+	filter     fiql.Node
+	sortField  string
+	desc       bool
+}
+
+func parseListQuery(q ListQuery) (listQuery, error) {
+	lq := listQuery{page: q.Page, size: 25, sortField: q.SortAsc}
+	if lq.page == 0 {
+		lq.page = 1
+	}
+	if lq.page < 1 {
+		return lq, fmt.Errorf("page %d: pages start at 1: %w", q.Page, ErrInvalidArgument)
+	}
+	if q.PageSize != nil {
+		lq.size = *q.PageSize
+	}
+	if lq.size < 0 || lq.size > 128 {
+		return lq, fmt.Errorf("pageSize %d: want 0 to 128: %w", lq.size, ErrInvalidArgument)
+	}
+	if q.SortAsc != "" && q.SortDesc != "" {
+		return lq, fmt.Errorf("give sortAsc or sortDesc, not both: %w", ErrInvalidArgument)
+	}
+	if q.Filter != "" {
+		var err error
+		if lq.filter, err = fiql.Parse(q.Filter, compareField); err != nil {
+			return lq, fmt.Errorf("filter: %w: %w", err, ErrInvalidArgument)
+		}
+		for _, sel := range lq.filter.Selectors() {
+			if !knownField(sel) {
+				return lq, unknownField("filter", sel)
+			}
+		}
+	}
+	if q.SortDesc != "" {
+		lq.sortField, lq.desc = q.SortDesc, true
+	}
+	if lq.sortField != "" && !knownField(lq.sortField) {
+		return lq, unknownField("sort", lq.sortField)
+	}
+	return lq, nil
+}
+
+// sortServices orders by a field, or by default oldest first, so pages
+// are stable as services are added; ties in a sort field fall back to it
+// too.
+func sortServices(matched []*Service, sortField string, desc bool) {
+	older := func(a, b *Service) bool {
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		return a.ID < b.ID
+	}
+	if sortField == "" {
+		sort.Slice(matched, func(i, j int) bool { return older(matched[i], matched[j]) })
+		return
+	}
+	type keyed struct {
+		s *Service
+		k string
+	}
+	ks := make([]keyed, len(matched))
+	for i, s := range matched {
+		ks[i].s = s
+		ks[i].k, _ = fieldOf(s, sortField)
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		c := compareField(sortField, ks[i].k, ks[j].k)
+		if desc {
+			c = -c
+		}
+		if c != 0 {
+			return c < 0
+		}
+		return older(ks[i].s, ks[j].s)
+	})
+	for i := range ks {
+		matched[i] = ks[i].s
+	}
 }

@@ -6,20 +6,20 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
 // Config tunes the manager.
 type Config struct {
-	// AllowInsecureSources permits http:// bundle sources.
-	AllowInsecureSources bool
 	// ReconcileInterval is how often controllers re-check every active
 	// service's resources (they also run on every change).
 	ReconcileInterval time.Duration
@@ -42,6 +42,9 @@ type Config struct {
 	// Now returns the current time; tests pin it.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// VerifySignatures, when set, must accept a bundle's signatures before
+	// an activation that accepted them (trusted keys are configured).
+	VerifySignatures func(*bundle.Bundle) error
 }
 
 func (c *Config) defaults() {
@@ -68,8 +71,17 @@ func (c *Config) defaults() {
 	}
 }
 
-// Manager implements the lifecycle operations.
+// Manager is the lifecycle service's facade: one method per RPC, plus
+// Start and ReconcileAll for the binary and the controllers. What the
+// operations and steps share (the ports, the store helpers, the engine) is
+// core; the operations themselves are in op_*.go, their steps in step_*.go.
 type Manager struct {
+	*core
+}
+
+// core holds the ports and the machinery the operations, steps and
+// controllers use.
+type core struct {
 	cfg     Config
 	repo    Repository
 	bundles Bundles
@@ -77,17 +89,11 @@ type Manager struct {
 	driver  target.Driver
 	log     *slog.Logger
 
-	hub   *hub
-	queue chan string // "<service id>|<operation id>"
-	kick  chan struct{}
-	// overflowed is set when an operation did not fit in the queue.
-	overflowed atomic.Bool
+	hub    *hub
+	engine *engine.Engine[*run]
+	kick   chan struct{}
 
-	failpoints failpoints
-
-	mu      sync.Mutex
-	running map[string]bool // operations being executed, by key
-	cancels map[string]context.CancelFunc
+	mu sync.Mutex
 	// lastSweep spaces the orphan sweeps per service.
 	lastSweep map[string]time.Time
 	// lastCheck is when each Healthy service's targets were last read.
@@ -99,16 +105,35 @@ type Manager struct {
 func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, driver target.Driver) *Manager {
 	cfg.defaults()
 	if bundles != nil {
-		bundles = newBundleCache(bundles, 64)
+		bundles = bundle.NewCache(bundles, 64)
 	}
-	return &Manager{
+	m := &core{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
-		hub:        newHub(),
-		failpoints: loadFailpoints(),
-		queue:      make(chan string, 4096),
-		kick:       make(chan struct{}, 1),
-		running:    map[string]bool{},
+		hub:  newHub(),
+		kick: make(chan struct{}, 1),
 	}
+	m.engine = engine.New(engine.Config{
+		Workers:      cfg.Workers,
+		QueueSize:    4096,
+		SweepEvery:   5 * cfg.ReconcileInterval,
+		StepTimeout:  cfg.stepTimeout,
+		RetryBackoff: cfg.RetryBackoff,
+		MaxBackoff:   30 * time.Second,
+		Retryable:    retryable,
+		// VCFSM_FAILPOINTS is unset in production; the crash tests set it.
+		Failpoints: engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS")),
+		Now:        m.now,
+		Logger:     cfg.Logger,
+	}, journal{m})
+	return &Manager{core: m}
+}
+
+// stepTimeout bounds one step: its own bound or the common one.
+func (c *Config) stepTimeout(name string) time.Duration {
+	if d, ok := c.StepTimeouts[name]; ok && d > 0 {
+		return d
+	}
+	return c.StepTimeout
 }
 
 // Start resumes unfinished operations and runs the operation workers and
@@ -123,17 +148,9 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	m.started = true
 	m.mu.Unlock()
 
-	ops, err := m.repo.UnfinishedOperations(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("resume operations: %w", err)
-	}
 	var wg sync.WaitGroup
-	for range m.cfg.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m.worker(ctx)
-		}()
+	if err := m.engine.Start(ctx, &wg); err != nil {
+		return nil, err
 	}
 	wg.Add(1)
 	go func() {
@@ -143,19 +160,15 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	if w, ok := m.driver.(target.Watcher); ok {
 		m.watchTargets(ctx, w)
 	}
-	for _, op := range ops {
-		m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
-		m.enqueue(op)
-	}
 	return wg.Wait, nil
 }
 
-func (m *Manager) now() time.Time { return m.cfg.Now().UTC() }
+func (m *core) now() time.Time { return m.cfg.Now().UTC() }
 
 func newServiceID() string { return IDPrefix + uuid.NewString() }
 
 // newOperationID sorts by creation time.
-func (m *Manager) newOperationID() string {
+func (m *core) newOperationID() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return fmt.Sprintf("%016x-%s", m.now().UnixNano(), hex.EncodeToString(b[:]))
@@ -169,7 +182,7 @@ func Namespace(refName string) string {
 
 // update runs fn in a transaction and announces every service it wrote to
 // watchers once committed.
-func (m *Manager) update(ctx context.Context, fn func(Tx) error) error {
+func (m *core) update(ctx context.Context, fn func(Tx) error) error {
 	var rec *recordingTx
 	err := m.repo.Update(ctx, func(tx Tx) error {
 		rec = &recordingTx{Tx: tx}
@@ -211,7 +224,7 @@ func (r *recordingTx) DeleteService(id string) error {
 
 // mutate applies fn to a fresh copy of the service and writes it back,
 // retrying when a concurrent writer won (fn must be repeatable).
-func (m *Manager) mutate(ctx context.Context, id string, fn func(tx Tx, svc *Service) error) (*Service, error) {
+func (m *core) mutate(ctx context.Context, id string, fn func(tx Tx, svc *Service) error) (*Service, error) {
 	var out *Service
 	err := m.update(ctx, func(tx Tx) error {
 		svc, err := tx.Service(id)

@@ -34,7 +34,7 @@ type resolvedOverlay struct {
 	missing  []string
 }
 
-func (m *Manager) overlayIndex(ctx context.Context, serviceID string) *overlayIndex {
+func (m *core) overlayIndex(ctx context.Context, serviceID string) *overlayIndex {
 	idx := &overlayIndex{byLabel: map[string]*resolvedOverlay{}}
 	res, err := m.repo.Resources(ctx, serviceID)
 	if err != nil {
@@ -177,7 +177,7 @@ func (idx *overlayIndex) status(r *Resource) (string, string) {
 // withOverlay returns the document to apply for r: its own, or its runtime
 // spec transformed by the Overlay it references. ok=false means r must
 // wait (eager mode) with the given status and message.
-func (m *Manager) withOverlay(ctx context.Context, r *Resource, idx *overlayIndex) (doc map[string]any, status, msg string, ok bool) {
+func (m *core) withOverlay(ctx context.Context, r *Resource, idx *overlayIndex) (doc map[string]any, status, msg string, ok bool) {
 	label := labelOf(r.Doc, LabelOverlay)
 	if label == "" {
 		return r.Doc, "", "", true

@@ -2,13 +2,13 @@ package lifecycle
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
 // Inventory returns the platform inventory.
@@ -86,7 +86,7 @@ func (m *Manager) PutInventory(ctx context.Context, inv *commonv1.Inventory) ([]
 				added = true
 				continue
 			}
-			if compareVersions(s.GetVersion(), prev.GetVersion()) > 0 || (s.GetKubernetesVersion() != "" && compareVersions(s.GetKubernetesVersion(), prev.GetKubernetesVersion()) > 0) {
+			if version.Compare(s.GetVersion(), prev.GetVersion()) > 0 || (s.GetKubernetesVersion() != "" && version.Compare(s.GetKubernetesVersion(), prev.GetKubernetesVersion()) > 0) {
 				chk, err := m.evaluateSupervisor(ctx, s.GetName(), s.GetVersion(), s.GetKubernetesVersion())
 				if err != nil {
 					return nil, err
@@ -126,7 +126,7 @@ func (m *Manager) CheckSupervisorUpgrade(ctx context.Context, supervisor, target
 
 // evaluateSupervisor runs the compatibility service over the services
 // with resources on a Supervisor.
-func (m *Manager) evaluateSupervisor(ctx context.Context, supervisor, version, k8s string) (*SupervisorUpgradeCheck, error) {
+func (m *core) evaluateSupervisor(ctx context.Context, supervisor, version, k8s string) (*SupervisorUpgradeCheck, error) {
 	chk := &SupervisorUpgradeCheck{Supervisor: supervisor, TargetVersion: version}
 	var pkgs []*compatibilityv1.PackageVersion
 	var svcs []*Service
@@ -179,7 +179,7 @@ func (m *Manager) evaluateSupervisor(ctx context.Context, supervisor, version, k
 
 // recordSupervisorCheck keeps a Supervisor upgrade's verdict on each
 // affected service's errorDetails.
-func (m *Manager) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgradeCheck) error {
+func (m *core) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgradeCheck) error {
 	for _, v := range chk.Services {
 		prefix := fmt.Sprintf("Supervisor %s upgrade to %s: ", chk.Supervisor, chk.TargetVersion)
 		_, err := m.mutate(ctx, v.ID, func(_ Tx, s *Service) error {
@@ -211,7 +211,7 @@ func (m *Manager) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgr
 
 // reconfigureForNewSupervisors re-applies services that asked to follow
 // new Supervisors.
-func (m *Manager) reconfigureForNewSupervisors(ctx context.Context) {
+func (m *core) reconfigureForNewSupervisors(ctx context.Context) {
 	for _, svc := range m.repo.Services(ctx) {
 		if svc.LifecycleState != StateActive || !containsString(svc.Reconfigure, "new-supervisor") {
 			continue
@@ -230,44 +230,4 @@ func containsString(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-// RegisterVersion downloads and validates a bundle into the catalog,
-// synchronously: validation failures are InvalidArgument (400).
-func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bool) (*CatalogEntry, error) {
-	if err := m.ValidateSource(source); err != nil {
-		return nil, err
-	}
-	b, err := m.bundles.Fetch(ctx, source, nil)
-	if err != nil {
-		return nil, invalidArgument("register "+source, err)
-	}
-	if b.Package.RefName == "" || b.Package.Version == "" {
-		return nil, fmt.Errorf("register %s: package.yml must carry spec.refName and spec.version: %w", source, ErrInvalidArgument)
-	}
-	probe := &Service{ID: "catalog", Name: b.Package.RefName, Version: b.Package.Version, Digest: b.Digest, BuiltIn: builtIn, Namespace: Namespace(b.Package.RefName)}
-	if _, err := m.validateBundle(ctx, probe, b); err != nil {
-		if IsBlocked(err) {
-			return nil, invalidArgument("register "+source, err)
-		}
-		return nil, err
-	}
-	entry := &CatalogEntry{Name: b.Package.RefName, Version: b.Package.Version, Source: source, Digest: b.Digest,
-		Status: StatusReady, RegisteredAt: m.now(), BuiltIn: builtIn}
-	if err := m.update(ctx, func(tx Tx) error { return tx.PutCatalog(entry) }); err != nil {
-		return nil, err
-	}
-	m.kickControllers()
-	return entry, nil
-}
-
-// IsBlocked reports a non-retryable step failure.
-func IsBlocked(err error) bool {
-	var b *blockedError
-	return errors.As(err, &b)
-}
-
-// Versions lists the catalog.
-func (m *Manager) Versions(ctx context.Context, name string) ([]*CatalogEntry, error) {
-	return m.repo.Catalog(ctx, name)
 }

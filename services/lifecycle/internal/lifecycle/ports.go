@@ -46,8 +46,12 @@ type Tx interface {
 	PutInventory(inv *commonv1.Inventory) error
 }
 
-// Bundles fetches and keeps bundles (package bundle).
+// Bundles fetches and keeps bundles (package bundle, which owns the
+// source rule).
 type Bundles interface {
+	// ValidateSource checks a bundle URL (no I/O); the error says what is
+	// wrong with it.
+	ValidateSource(source string) error
 	Fetch(ctx context.Context, source string, progress bundle.Progress) (*bundle.Bundle, error)
 	Load(digest string) (*bundle.Bundle, error)
 	Remove(digest string) error

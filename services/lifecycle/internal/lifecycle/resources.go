@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -21,22 +20,14 @@ import (
 // when it targets none).
 func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, now time.Time) ([]*Resource, error) {
 	parsed := make([]map[string]any, len(docs))
-	supervisors := map[string]bool{}
 	for i, d := range docs {
 		var m map[string]any
 		if err := yaml.Unmarshal(d.GetYaml(), &m); err != nil {
 			return nil, fmt.Errorf("rendered %s %q (document %d): %w", d.GetKind(), d.GetName(), d.GetIndex(), err)
 		}
 		parsed[i] = m
-		if d.GetSupervisor() != "" {
-			supervisors[d.GetSupervisor()] = true
-		}
 	}
-	sups := make([]string, 0, len(supervisors))
-	for s := range supervisors {
-		sups = append(sups, s)
-	}
-	sort.Strings(sups)
+	sups := targetSupervisors(docs)
 
 	var out []*Resource
 	seen := map[string]bool{}

@@ -6,22 +6,22 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
-
-	"google.golang.org/protobuf/types/known/structpb"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
 )
 
 // Handler implements lifecyclev1.LifecycleServiceServer.
 type Handler struct {
 	lifecyclev1.UnimplementedLifecycleServiceServer
 	m *lifecycle.Manager
+	// sigs verifies bundle signatures; nil when no keys are trusted.
+	sigs *signature.Verifier
 }
 
 // NewHandler adapts a manager.
@@ -29,56 +29,6 @@ func NewHandler(m *lifecycle.Manager) *Handler { return &Handler{m: m} }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, lifecycle.ErrInvalidArgument)...)
-}
-
-// extras are the optional parts of a VcfServiceWithExtras.
-type extras struct {
-	metadata, pkg, state, inventory, signatures bool
-}
-
-func (h *Handler) view(ctx context.Context, svc *lifecycle.Service, x extras) (*lifecyclev1.VcfService, error) {
-	out := toProto(svc)
-	if next := h.m.AvailableUpgrade(ctx, svc); next != nil {
-		out.AvailableUpgrade = next.Version
-	}
-	b, err := h.m.Bundle(svc)
-	if err != nil {
-		return nil, err
-	}
-	if b != nil {
-		sig := &lifecyclev1.Signatures{IsValid: len(b.Signatures) > 0, ValidationTime: rfc3339(svc.UpdatedAt)}
-		if x.signatures {
-			for _, s := range b.Signatures {
-				sig.Details = append(sig.Details, &lifecyclev1.SignatureDetail{Type: "cosign", Digest: s.Digest,
-					Message: fmt.Sprintf("cosign signature %s carried with the bundle (%d payload(s)); no trust roots are configured, so the signer is not verified", s.Tag, len(s.Payloads))})
-			}
-		}
-		out.Signatures = sig
-		if x.metadata && b.Metadata != nil {
-			if md, err := structpb.NewStruct(b.Metadata); err == nil {
-				out.Metadata = md
-			}
-		}
-		if x.pkg {
-			data := b64(b.PackageYAML)
-			out.PackageData = &data
-		}
-	}
-	if x.state {
-		st, err := h.m.State(ctx, svc.ID)
-		if err != nil {
-			return nil, err
-		}
-		out.State = stateProto(st)
-	}
-	if x.inventory {
-		inv, err := h.m.Inventory(ctx)
-		if err != nil {
-			return nil, err
-		}
-		out.Inventory = inv
-	}
-	return out, nil
 }
 
 // CreateService implements POST /v2/vcf-services.
@@ -105,11 +55,13 @@ func (h *Handler) ListServices(ctx context.Context, req *lifecyclev1.ListService
 	if err != nil {
 		return nil, err
 	}
-	x := extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()}
+	// One read model per page: the inventory and each name's catalog are
+	// read once for the whole page.
+	rm := newReadModel(h.m, h.sigs, extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()})
 	out := &lifecyclev1.ListServicesResponse{ResultTotal: int32(res.Total), PageCount: int32(res.PageCount), Page: int32(res.Page),
 		PageSize: int32(res.PageSize), Values: []*lifecyclev1.VcfService{}}
 	for _, s := range res.Services {
-		v, err := h.view(ctx, s, x)
+		v, err := rm.view(ctx, s)
 		if err != nil {
 			return nil, err
 		}
@@ -124,66 +76,28 @@ func (h *Handler) GetService(ctx context.Context, req *lifecyclev1.GetServiceReq
 	if err != nil {
 		return nil, err
 	}
-	v, err := h.view(ctx, svc, extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()})
+	x := extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()}
+	v, err := newReadModel(h.m, h.sigs, x).view(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
 	return &lifecyclev1.GetServiceResponse{Service: v}, nil
 }
 
-func acceptedOf(a *lifecyclev1.Accepted) *lifecycle.Accepted {
-	if a == nil {
-		return nil
-	}
-	return &lifecycle.Accepted{EULA: a.GetEula(), Signatures: a.GetSignatures(), AccessGrants: a.GetAccessGrants().AsMap()}
-}
-
 // UpdateService implements PUT /v2/vcf-services/{id}: values, lifecycle
 // state, labels, locations and tenants are replaced; accepted is replaced
 // when given; a source different from the installed one starts an upgrade.
 func (h *Handler) UpdateService(ctx context.Context, req *lifecyclev1.UpdateServiceRequest) (*lifecyclev1.UpdateServiceResponse, error) {
-	body := req.GetService()
-	if body == nil {
-		return nil, invalid("the request body is required")
+	c, err := changeFromPut(req)
+	if err != nil {
+		return nil, err
 	}
-	if body.GetId() != "" && body.GetId() != req.GetId() {
-		return nil, invalid("body id %q does not match the path id %q", body.GetId(), req.GetId())
-	}
-	if body.GetLifecycleState() == "" {
-		return nil, invalid("lifecycleState is required in PUT (active, inactive or paused); use PATCH to change single fields")
-	}
-	if body.GetValues() == nil {
-		return nil, invalid("values is required in PUT; use PATCH to change single fields")
-	}
-	vals := body.GetValues()
-	state := body.GetLifecycleState()
-	labels, locations, tenants := body.GetLabels(), body.GetLocations(), body.GetTenants()
-	auto, autoRB := body.GetAutoUpgrade(), body.GetAutoRollback()
-	c := lifecycle.Change{
-		Values: &lifecycle.OverlayValues{PlatformOverlay: vals.GetPlatformOverlay(), VendorOverlay: vals.GetVendorOverlay(),
-			UserOverwrite: vals.GetUserOverwrite(), Effective: vals.GetEffective()},
-		ValueFields:    []string{"platformOverlay", "vendorOverlay", "userOverwrite"},
-		LifecycleState: &state,
-		Labels:         &labels, Locations: &locations, Tenants: &tenants,
-		Accepted:    acceptedOf(body.GetAccepted()),
-		AutoUpgrade: &auto, AutoRollback: &autoRB,
-		Revision:    body.Revision,
-		RequestedBy: auth.Principal(ctx),
-	}
-	if vals.GetEffective() != "" {
-		c.ValueFields = append(c.ValueFields, "effective")
-	}
-	if body.GetReconfigure() != nil {
-		c.Reconfigure = body.GetReconfigure().GetEvents()
-	}
-	if src := body.GetSource(); src != "" {
-		c.Source = &src
-	}
+	c.RequestedBy = auth.Principal(ctx)
 	svc, err := h.m.Apply(ctx, req.GetId(), c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := h.view(ctx, svc, extras{signatures: req.GetSignatures()})
+	v, err := newReadModel(h.m, h.sigs, extras{signatures: req.GetSignatures()}).view(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
@@ -191,129 +105,19 @@ func (h *Handler) UpdateService(ctx context.Context, req *lifecyclev1.UpdateServ
 	return &lifecyclev1.UpdateServiceResponse{Service: v}, nil
 }
 
-// patchFields maps ServicePatch field names to the change they make.
-var patchFields = map[string]bool{
-	"values": true, "lifecycle_state": true, "phase": true, "labels": true, "locations": true, "accepted": true,
-	"reconfigure": true, "source": true, "auto_upgrade": true, "auto_rollback": true, "tenants": true, "revision": true,
-}
-
-var valueFieldNames = map[string]string{
-	"platform_overlay": "platformOverlay", "vendor_overlay": "vendorOverlay", "user_overwrite": "userOverwrite", "effective": "effective",
-}
-
-// maskOf returns the update mask, inferring it from the set fields when a
-// gRPC client sent none (the gateway always fills it from the JSON body).
-func maskOf(req *lifecyclev1.PatchServiceRequest) []string {
-	if m := req.GetUpdateMask(); m != nil && len(m.GetPaths()) > 0 {
-		return m.GetPaths()
-	}
-	var paths []string
-	p := req.GetService()
-	if p == nil {
-		return nil
-	}
-	if v := p.GetValues(); v != nil {
-		for name, set := range map[string]bool{"platform_overlay": v.GetPlatformOverlay() != "", "vendor_overlay": v.GetVendorOverlay() != "",
-			"user_overwrite": v.GetUserOverwrite() != "", "effective": v.GetEffective() != ""} {
-			if set {
-				paths = append(paths, "values."+name)
-			}
-		}
-	}
-	add := func(name string, set bool) {
-		if set {
-			paths = append(paths, name)
-		}
-	}
-	add("lifecycle_state", p.GetLifecycleState() != "")
-	add("phase", p.GetPhase() != "")
-	add("labels", p.GetLabels() != nil)
-	add("locations", p.GetLocations() != nil)
-	add("tenants", p.GetTenants() != nil)
-	add("accepted", p.GetAccepted() != nil)
-	add("reconfigure", p.GetReconfigure() != nil)
-	add("source", p.GetSource() != "")
-	add("auto_upgrade", p.GetAutoUpgrade())
-	add("auto_rollback", p.GetAutoRollback())
-	add("revision", p.Revision != nil)
-	return paths
-}
-
 // PatchService implements PATCH /v2/vcf-services/{id}: only the fields in
 // the body change.
 func (h *Handler) PatchService(ctx context.Context, req *lifecyclev1.PatchServiceRequest) (*lifecyclev1.PatchServiceResponse, error) {
-	p := req.GetService()
-	if p == nil {
-		p = &lifecyclev1.ServicePatch{}
+	c, err := changeFromPatch(req)
+	if err != nil {
+		return nil, err
 	}
-	c := lifecycle.Change{RequestedBy: auth.Principal(ctx)}
-	for _, path := range maskOf(req) {
-		top, rest, _ := strings.Cut(path, ".")
-		if !patchFields[top] {
-			return nil, invalid("field %q cannot be patched", path)
-		}
-		switch top {
-		case "values":
-			v := p.GetValues()
-			if c.Values == nil {
-				c.Values = &lifecycle.OverlayValues{PlatformOverlay: v.GetPlatformOverlay(), VendorOverlay: v.GetVendorOverlay(),
-					UserOverwrite: v.GetUserOverwrite(), Effective: v.GetEffective()}
-			}
-			if rest == "" {
-				c.ValueFields = append(c.ValueFields, "platformOverlay", "vendorOverlay", "userOverwrite")
-				continue
-			}
-			name, ok := valueFieldNames[rest]
-			if !ok {
-				return nil, invalid("values.%s: unknown layer (platformOverlay, vendorOverlay, userOverwrite)", rest)
-			}
-			c.ValueFields = append(c.ValueFields, name)
-		case "lifecycle_state":
-			s := p.GetLifecycleState()
-			c.LifecycleState = &s
-		case "phase":
-			s := p.GetPhase()
-			c.Phase = &s
-		case "labels":
-			l := p.GetLabels()
-			c.Labels = &l
-		case "locations":
-			l := p.GetLocations()
-			c.Locations = &l
-		case "tenants":
-			l := p.GetTenants()
-			c.Tenants = &l
-		case "accepted":
-			c.Accepted = acceptedOf(p.GetAccepted())
-			if c.Accepted == nil {
-				c.Accepted = &lifecycle.Accepted{}
-			}
-		case "reconfigure":
-			c.Reconfigure = p.GetReconfigure().GetEvents()
-			if c.Reconfigure == nil {
-				c.Reconfigure = []string{}
-			}
-		case "source":
-			s := p.GetSource()
-			c.Source = &s
-		case "auto_upgrade":
-			b := p.GetAutoUpgrade()
-			c.AutoUpgrade = &b
-		case "auto_rollback":
-			b := p.GetAutoRollback()
-			c.AutoRollback = &b
-		case "revision":
-			c.Revision = p.Revision
-		}
-	}
-	if c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateDecommissioned {
-		return nil, fmt.Errorf("lifecycleState cannot be set to decommissioned with PATCH: use DELETE /v2/vcf-services/{id}: %w", lifecycle.ErrInvalidTransition)
-	}
+	c.RequestedBy = auth.Principal(ctx)
 	svc, err := h.m.Apply(ctx, req.GetId(), c)
 	if err != nil {
 		return nil, err
 	}
-	v, err := h.view(ctx, svc, extras{signatures: req.GetSignatures()})
+	v, err := newReadModel(h.m, h.sigs, extras{signatures: req.GetSignatures()}).view(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
@@ -373,7 +177,7 @@ func (h *Handler) GetServiceMetadata(ctx context.Context, req *lifecyclev1.GetSe
 	if err != nil {
 		return nil, err
 	}
-	md, err := structpb.NewStruct(b.Metadata)
+	md, err := metadataStruct(svc, b.Metadata)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	"github.com/vcfsm/vcfsm/platform/seal"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
@@ -25,6 +26,8 @@ const keyInventory = "inventory"
 // replicas on one etcd refresh periodically).
 type Repo struct {
 	s store.Store
+	// keys seal Secret resources at rest; nil stores them in the clear.
+	keys *seal.Keyring
 
 	mu       sync.RWMutex
 	services map[string]*lifecycle.Service
@@ -100,7 +103,7 @@ func (r *Repo) Services(context.Context) []*lifecycle.Service {
 func (r *Repo) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
 	var t *tx
 	err := r.s.Update(ctx, func(stx store.Tx) error {
-		t = &tx{stx: stx, written: map[string]*lifecycle.Service{}}
+		t = &tx{stx: stx, written: map[string]*lifecycle.Service{}, keys: r.keys}
 		return fn(t)
 	})
 	if err != nil {
@@ -125,7 +128,7 @@ func (r *Repo) Resources(ctx context.Context, serviceID string) ([]*lifecycle.Re
 	if err != nil {
 		return nil, err
 	}
-	return decodeResources(recs)
+	return decodeResources(r.keys, recs)
 }
 
 // Operations lists a service's operations, oldest first.
@@ -206,6 +209,7 @@ func (r *Repo) Inventory(ctx context.Context) (*commonv1.Inventory, error) {
 type tx struct {
 	stx     store.Tx
 	written map[string]*lifecycle.Service
+	keys    *seal.Keyring
 }
 
 func (t *tx) Service(id string) (*lifecycle.Service, error) {
@@ -256,7 +260,7 @@ func (t *tx) Resources(serviceID string) ([]*lifecycle.Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeResources(recs)
+	return decodeResources(t.keys, recs)
 }
 
 func (t *tx) PutResource(res *lifecycle.Resource) error {
@@ -264,7 +268,11 @@ func (t *tx) PutResource(res *lifecycle.Resource) error {
 	if err != nil {
 		return fmt.Errorf("encode resource %s: %w", res.ID, err)
 	}
-	_, err = t.stx.Put(BucketResources, res.ServiceID+"|"+res.ID, raw, store.AnyRevision)
+	key := res.ServiceID + "|" + res.ID
+	if raw, err = sealResource(t.keys, res, key, raw); err != nil {
+		return err
+	}
+	_, err = t.stx.Put(BucketResources, key, raw, store.AnyRevision)
 	return err
 }
 
@@ -344,11 +352,15 @@ func decodeService(rec store.Record) (*lifecycle.Service, error) {
 	return &svc, nil
 }
 
-func decodeResources(recs []store.Record) ([]*lifecycle.Resource, error) {
+func decodeResources(keys *seal.Keyring, recs []store.Record) ([]*lifecycle.Resource, error) {
 	out := make([]*lifecycle.Resource, 0, len(recs))
 	for _, rec := range recs {
 		var res lifecycle.Resource
-		if err := json.Unmarshal(rec.Value, &res); err != nil {
+		value, _, err := openRecord(keys, rec)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(value, &res); err != nil {
 			return nil, fmt.Errorf("decode resource %s: %w", rec.Key, err)
 		}
 		out = append(out, &res)

@@ -15,7 +15,7 @@ func main() {
 		Name:          "precheck",
 		DefaultListen: "127.0.0.1:9094",
 		RegisterFlags: cfg.RegisterFlags,
-		Start: func(ctx context.Context, log *slog.Logger, _ string) (cli.Service, error) {
+		Start: func(ctx context.Context, log *slog.Logger, _ cli.Peer) (cli.Service, error) {
 			return app.New(ctx, cfg, log)
 		},
 	}.Main()

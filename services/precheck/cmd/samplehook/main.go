@@ -30,13 +30,14 @@ func main() {
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("samplehook", flag.ExitOnError)
-	logFormat := fs.String("log-format", cli.EnvOr("VCFSM_LOG_FORMAT", "text"), "log format: text or json (env VCFSM_LOG_FORMAT)")
-	logLevel := fs.String("log-level", cli.EnvOr("VCFSM_LOG_LEVEL", "info"), "log level: debug, info, warn, error (env VCFSM_LOG_LEVEL)")
-	listen := fs.String("listen", cli.EnvOr("VCFSM_SAMPLEHOOK_LISTEN", "127.0.0.1:8480"), "listen address (env VCFSM_SAMPLEHOOK_LISTEN)")
-	certFile := fs.String("tls-cert", cli.EnvOr("VCFSM_SAMPLEHOOK_TLS_CERT", ""), "PEM server certificate; with --tls-key serves HTTPS (env VCFSM_SAMPLEHOOK_TLS_CERT)")
-	keyFile := fs.String("tls-key", cli.EnvOr("VCFSM_SAMPLEHOOK_TLS_KEY", ""), "PEM private key of --tls-cert (env VCFSM_SAMPLEHOOK_TLS_KEY)")
-	token := fs.String("token", cli.EnvOr("VCFSM_SAMPLEHOOK_TOKEN", ""), "accept only this bearer token; empty accepts any caller (env VCFSM_SAMPLEHOOK_TOKEN)")
-	answers := fs.String("answers", cli.EnvOr("VCFSM_SAMPLEHOOK_ANSWERS", ""), "JSON or YAML answers file: status, delay, hang, results, body, contentType, paths (env VCFSM_SAMPLEHOOK_ANSWERS)")
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn, error")
+	listen := fs.String("listen", "127.0.0.1:8480", "listen address")
+	certFile := fs.String("tls-cert", "", "PEM server certificate; with --tls-key serves HTTPS")
+	keyFile := fs.String("tls-key", "", "PEM private key of --tls-cert")
+	var token cli.Secret
+	fs.Var(&token, "token", "accept only this bearer token; empty accepts any caller")
+	answers := fs.String("answers", "", "JSON or YAML answers file: status, delay, hang, results, body, contentType, paths")
 	status := fs.Int("status", 200, "HTTP status of the answer (overrides the answers file)")
 	delay := fs.Duration("delay", 0, "hold every answer back this long (overrides the answers file)")
 	body := fs.String("body", "", "answer this body verbatim instead of a results list (overrides the answers file)")
@@ -49,7 +50,9 @@ func run(args []string) error {
 		results = append(results, samplehook.Result{Severity: sev, Message: msg})
 		return nil
 	})
-	_ = fs.Parse(args)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
 
 	log, err := logging.New(os.Stderr, *logFormat, *logLevel)
 	if err != nil {
@@ -79,14 +82,14 @@ func run(args []string) error {
 
 	srv := &http.Server{
 		Addr:              *listen,
-		Handler:           samplehook.NewHandler(samplehook.Config{Answers: file, Token: *token, Logger: log}),
+		Handler:           samplehook.NewHandler(samplehook.Config{Answers: file, Token: token.Value(), Logger: log}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	ctx, stop := cli.SignalContext()
 	defer stop()
 	errc := make(chan error, 1)
 	go func() {
-		log.Info("serving the sample pre-check hook", "listen", *listen, "tls", *certFile != "", "authenticates", *token != "")
+		log.Info("serving the sample pre-check hook", "listen", *listen, "tls", *certFile != "", "authenticates", token.Value() != "")
 		if *certFile != "" {
 			errc <- srv.ListenAndServeTLS(*certFile, *keyFile)
 		} else {

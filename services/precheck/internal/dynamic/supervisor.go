@@ -133,6 +133,30 @@ const registryLookups = 8
 // imageAvailability checks that every image of .imgpkg/images.yml is
 // carried in the bundle tarball or present, by digest, in the registry
 // repository the bundle came from (where imgpkg copy relocates them).
+// locateImage finds one image of the lock: in the bundle tarball, in the
+// bundle's registry, or missing (with why).
+func (c *Checker) locateImage(ctx context.Context, image string, bundled map[string]bool, repo *name.Repository) (inBundle, inRegistry bool, missing string) {
+	d, err := name.NewDigest(image)
+	if err != nil { // lockconfig validated the form already
+		return false, false, fmt.Sprintf("%s (not a digest reference: %v)", image, err)
+	}
+	digest := d.DigestStr()
+	switch {
+	case bundled[digest]:
+		return true, false, ""
+	case repo == nil:
+		return false, false, image + " (not carried in the bundle tarball, and the bundle has no registry to look in)"
+	}
+	found, err := c.inRegistry(ctx, repo.Digest(digest))
+	switch {
+	case err != nil:
+		return false, false, fmt.Sprintf("%s (looking it up in %s failed: %v)", image, repo, err)
+	case !found:
+		return false, false, fmt.Sprintf("%s (not in the bundle tarball, and %s has no manifest %s)", image, repo, digest)
+	}
+	return false, true, ""
+}
+
 func (c *Checker) imageAvailability(ctx context.Context, b *precheckv1.BundleFacts) *commonv1.Check {
 	if len(strings.TrimSpace(string(b.GetImagesLockYaml()))) == 0 {
 		return failed(CheckImageAvailability, "the bundle has no .imgpkg/images.yml, so the images it needs cannot be verified")
@@ -173,32 +197,16 @@ func (c *Checker) imageAvailability(ctx context.Context, b *precheckv1.BundleFac
 	g.SetLimit(registryLookups)
 	for i, img := range lock.Images {
 		g.Go(func() error {
-			d, err := name.NewDigest(img.Image)
-			if err != nil { // lockconfig validated the form already
-				missing[i] = fmt.Sprintf("%s (not a digest reference: %v)", img.Image, err)
-				return nil
-			}
-			digest := d.DigestStr()
-			switch {
-			case bundled[digest]:
-				mu.Lock()
+			inB, inR, miss := c.locateImage(ctx, img.Image, bundled, repo)
+			mu.Lock()
+			defer mu.Unlock()
+			if inB {
 				inBundle++
-				mu.Unlock()
-			case repo == nil:
-				missing[i] = img.Image + " (not carried in the bundle tarball, and the bundle has no registry to look in)"
-			default:
-				found, err := c.inRegistry(ctx, repo.Digest(digest))
-				switch {
-				case err != nil:
-					missing[i] = fmt.Sprintf("%s (looking it up in %s failed: %v)", img.Image, repo, err)
-				case !found:
-					missing[i] = fmt.Sprintf("%s (not in the bundle tarball, and %s has no manifest %s)", img.Image, repo, digest)
-				default:
-					mu.Lock()
-					inRegistry++
-					mu.Unlock()
-				}
 			}
+			if inR {
+				inRegistry++
+			}
+			missing[i] = miss
 			return nil
 		})
 	}

@@ -40,8 +40,9 @@ const (
 	// ErrorBodyLimit bounds the part of a non-200 body surfaced in the
 	// failure; the rest is cut with a note.
 	ErrorBodyLimit = 4 << 10
-	// logBodyLimit bounds the bodies written to the log.
-	logBodyLimit = 16 << 10
+	// logBodyLimit bounds the bodies written to the log (debug level only:
+	// hook answers are written by the services, not by us).
+	logBodyLimit = 2 << 10
 	// CACertKey is the Secret key holding the hook's CA (not "ca.cert").
 	CACertKey = "ca.crt"
 	// KindHook is the CheckResult kind of hook results.
@@ -352,8 +353,9 @@ func (d *Dispatcher) call(ctx context.Context, c *prepared) (int, []item, error)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 
-	d.log.InfoContext(ctx, "pre-check hook request",
-		"method", c.method, "url", c.url, "headers", logHeaders(req.Header), "body", bounded(c.body, logBodyLimit))
+	d.log.InfoContext(ctx, "pre-check hook request", "method", c.method, "url", c.url)
+	d.log.DebugContext(ctx, "pre-check hook request detail",
+		"url", c.url, "headers", logHeaders(req.Header), "body", bounded(c.body, logBodyLimit))
 
 	client, tr := d.client(c.tls)
 	defer tr.CloseIdleConnections()
@@ -371,8 +373,9 @@ func (d *Dispatcher) call(ctx context.Context, c *prepared) (int, []item, error)
 		data = data[:d.maxBytes]
 	}
 	d.log.InfoContext(ctx, "pre-check hook response",
-		"url", c.url, "status", resp.StatusCode, "duration", time.Since(start),
-		"headers", logHeaders(resp.Header), "body", bounded(data, logBodyLimit))
+		"url", c.url, "status", resp.StatusCode, "duration", time.Since(start))
+	d.log.DebugContext(ctx, "pre-check hook response detail",
+		"url", c.url, "headers", logHeaders(resp.Header), "body", bounded(data, logBodyLimit))
 	if readErr != nil {
 		return resp.StatusCode, nil, fmt.Errorf("reading the response of %s: %w", c.url, d.describe(ctx, c, readErr))
 	}

@@ -405,31 +405,42 @@ func TestDispatchTroubleshootingTable(t *testing.T) {
 	}
 }
 
-// TestDispatchLogsRequestAndResponseWithoutToken follows the seed's advice
-// to log the full request and answer, and keeps the token out of the log.
+// TestDispatchLogsRequestAndResponseWithoutToken logs every call at info
+// level, the bodies (written by the services, possibly large or
+// sensitive) only at debug level and truncated, and never the token.
 func TestDispatchLogsRequestAndResponseWithoutToken(t *testing.T) {
-	srv := startHook(t, nil, jsonAnswer(`{"results":[{"severity":"WARNING","message":"logged answer"}]}`))
+	long := strings.Repeat("x", 3*logBodyLimit)
+	srv := startHook(t, nil, jsonAnswer(`{"results":[{"severity":"WARNING","message":"logged answer"}],"padding":"`+long+`"}`))
 	resolver, err := NewResolver([]string{testHost + "=" + srv.addr()}, nil)
 	require.NoError(t, err)
-	var buf bytes.Buffer
-	d, err := NewDispatcher(Options{Token: testToken, Resolver: resolver, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
-	require.NoError(t, err)
+	dispatch := func(level slog.Level) string {
+		var buf bytes.Buffer
+		d, err := NewDispatcher(Options{Token: testToken, Resolver: resolver, Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: level}))})
+		require.NoError(t, err)
+		res := d.Dispatch(context.Background(), &precheckv1.DispatchHookRequest{
+			SourcePackageYaml: packageYAML(t, httpHook("_method", "POST")),
+			TargetPackageYaml: packageYAML(t, ann("_data", `{"logged":"request body"}`)),
+			Namespace:         testNS,
+		})
+		require.False(t, res.GetBlocked(), res.GetFailure())
+		return buf.String()
+	}
 
-	res := d.Dispatch(context.Background(), &precheckv1.DispatchHookRequest{
-		SourcePackageYaml: packageYAML(t, httpHook("_method", "POST")),
-		TargetPackageYaml: packageYAML(t, ann("_data", `{"logged":"request body"}`)),
-		Namespace:         testNS,
-	})
-	require.False(t, res.GetBlocked(), res.GetFailure())
+	info := dispatch(slog.LevelInfo)
+	require.Contains(t, info, `"url":"http://`+testHost+`:80/check"`)
+	require.Contains(t, info, `"method":"POST"`)
+	require.Contains(t, info, `"status":200`)
+	require.NotContains(t, info, "request body", "no body at info level")
+	require.NotContains(t, info, "logged answer")
+	require.NotContains(t, info, testToken)
 
-	log := buf.String()
-	require.NotContains(t, log, testToken)
-	require.Contains(t, log, "Bearer [redacted]")
-	require.Contains(t, log, `"url":"http://`+testHost+`:80/check"`)
-	require.Contains(t, log, `"method":"POST"`)
-	require.Contains(t, log, `{\"logged\":\"request body\"}`)
-	require.Contains(t, log, `"status":200`)
-	require.Contains(t, log, "logged answer")
+	debug := dispatch(slog.LevelDebug)
+	require.NotContains(t, debug, testToken)
+	require.Contains(t, debug, "Bearer [redacted]")
+	require.Contains(t, debug, `{\"logged\":\"request body\"}`)
+	require.Contains(t, debug, "logged answer")
+	require.Contains(t, debug, "[truncated at 2048 bytes]")
+	require.NotContains(t, debug, long[:logBodyLimit+1], "bodies are cut")
 }
 
 // TestDispatchAllKeepsOrderAndIsolatesFailures runs a mixed fan-out: each

@@ -17,7 +17,7 @@ func main() {
 		Name:          "renderer",
 		DefaultListen: "127.0.0.1:9093",
 		RegisterFlags: cfg.RegisterFlags,
-		Start: func(ctx context.Context, log *slog.Logger, _ string) (cli.Service, error) {
+		Start: func(ctx context.Context, log *slog.Logger, _ cli.Peer) (cli.Service, error) {
 			return app.New(ctx, cfg, log)
 		},
 	}.Main()

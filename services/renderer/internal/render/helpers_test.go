@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"flag"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/vcfsm/vcfsm/services/renderer/internal/rendertest"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -24,25 +25,7 @@ const testdata = "../../testdata"
 // with a digest made from the directory name.
 func loadBundle(t testing.TB, name string) *commonv1.Bundle {
 	t.Helper()
-	root := filepath.Join(testdata, "bundles", name)
-	b := &commonv1.Bundle{Digest: "sha256:test-" + name}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		b.Files = append(b.Files, &commonv1.BundleFile{Path: filepath.ToSlash(rel), Content: data})
-		return nil
-	})
-	require.NoError(t, err)
-	return b
+	return rendertest.LoadBundle(t, filepath.Join(testdata, "bundles", name), "sha256:test-"+name)
 }
 
 // bundleOf builds a bundle from literal files; package.yml gets a minimal

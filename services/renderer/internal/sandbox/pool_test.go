@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vcfsm/vcfsm/services/renderer/internal/rendertest"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -31,25 +32,7 @@ const testdata = "../../testdata"
 
 func loadBundle(t testing.TB, name string) *commonv1.Bundle {
 	t.Helper()
-	root := filepath.Join(testdata, "bundles", name)
-	b := &commonv1.Bundle{Digest: "sha256:test-" + name}
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(root, path)
-		if err != nil {
-			return err
-		}
-		b.Files = append(b.Files, &commonv1.BundleFile{Path: filepath.ToSlash(rel), Content: data})
-		return nil
-	})
-	require.NoError(t, err)
-	return b
+	return rendertest.LoadBundle(t, filepath.Join(testdata, "bundles", name), "sha256:test-"+name)
 }
 
 func inventory(t testing.TB) *commonv1.Inventory {

@@ -25,7 +25,9 @@ func run() error {
 	var cfg app.Config
 	fs := flag.NewFlagSet("vcfsm", flag.ExitOnError)
 	cfg.RegisterFlags(fs)
-	_ = fs.Parse(os.Args[1:])
+	if err := cli.Parse(fs, os.Args[1:]); err != nil {
+		return err
+	}
 
 	log, err := cfg.Common.Logger(os.Stderr)
 	if err != nil {

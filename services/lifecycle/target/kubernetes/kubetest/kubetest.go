@@ -18,8 +18,10 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/dynamic"
@@ -28,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 )
 
@@ -93,8 +96,13 @@ func Start(t testing.TB) *Cluster {
 	return c
 }
 
+var quietOnce sync.Once
+
 // StartCluster runs an API server; Stop it.
 func StartCluster() (*Cluster, error) {
+	// envtest logs through controller-runtime, which otherwise complains
+	// (with a stack) that no logger was set.
+	quietOnce.Do(func() { ctrllog.SetLogger(logr.Discard()) })
 	dir := assets()
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {

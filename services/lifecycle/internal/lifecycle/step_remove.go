@@ -10,52 +10,10 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-// deleteStep runs the steps of a delete operation.
-func (m *Manager) deleteStep(ctx context.Context, r *run, name string) error {
-	switch name {
-	case "remove-resources":
-		res, err := m.repo.Resources(ctx, r.op.ServiceID)
-		if err != nil {
-			return err
-		}
-		var orphans []Orphan
-		if err := m.removeResources(ctx, r.svc, res, r.op.Params.Force, &orphans); err != nil {
-			return err
-		}
-		// Anything the service still owns on a target without a record
-		// goes too.
-		left, err := m.sweepOrphans(ctx, r.op.ServiceID, nil)
-		switch {
-		case err != nil && !r.op.Params.Force:
-			return fmt.Errorf("list the service's target resources: %w: %w", err, ErrUnavailable)
-		case len(left) > 0 && !r.op.Params.Force:
-			return fmt.Errorf("%d target resource(s) without a record could not be removed (retrying): %s: %w", len(left), left[0].Message, ErrUnavailable)
-		}
-		orphans = append(orphans, left...)
-		if len(orphans) > 0 {
-			r.op.Orphans = append(r.op.Orphans, orphans...)
-			for _, o := range orphans {
-				m.log.Warn("force delete left a target resource behind; audit and clean it up manually",
-					"service", r.op.ServiceID, "kind", o.Kind, "name", o.Name, "target", o.Target.String(), "reason", o.Message)
-			}
-			return m.update(ctx, func(tx Tx) error { return tx.PutOperation(r.op) })
-		}
-		return nil
-	case "remove-service":
-		return m.update(ctx, func(tx Tx) error {
-			if _, err := tx.Service(r.op.ServiceID); errors.Is(err, ErrNotFound) {
-				return nil
-			}
-			return tx.DeleteService(r.op.ServiceID)
-		})
-	}
-	return fmt.Errorf("delete has no step %q", name)
-}
-
 // letGo applies the finalizer rule to a target object leaving a service:
 // with the cleanup finalizer it is deleted on its target, without it it is
 // released and left intact.
-func (m *Manager) letGo(ctx context.Context, k target.Key, finalizers []string) error {
+func (m *core) letGo(ctx context.Context, k target.Key, finalizers []string) error {
 	if slices.Contains(finalizers, FinalizerCleanup) {
 		return m.driver.Delete(ctx, k)
 	}
@@ -65,7 +23,7 @@ func (m *Manager) letGo(ctx context.Context, k target.Key, finalizers []string) 
 // decommissionTargets removes the target objects of records whose target
 // changed, leaving the records (they are about to be replaced). Without a
 // cleanup finalizer the object is released instead of deleted.
-func (m *Manager) decommissionTargets(ctx context.Context, res []*Resource) error {
+func (m *core) decommissionTargets(ctx context.Context, res []*Resource) error {
 	var mu sync.Mutex
 	var failed []error
 	_ = m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
@@ -89,7 +47,7 @@ func (m *Manager) decommissionTargets(ctx context.Context, res []*Resource) erro
 // sweepOrphans removes target objects the service owns that no record
 // refers to: left behind by an interrupted change, they would otherwise
 // block the next owner. Returns what could not be removed.
-func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Resource) ([]Orphan, error) {
+func (m *core) sweepOrphans(ctx context.Context, svcID string, records []*Resource) ([]Orphan, error) {
 	objs, err := m.driver.List(ctx, svcID)
 	if err != nil {
 		return nil, err
@@ -118,7 +76,7 @@ func (m *Manager) sweepOrphans(ctx context.Context, svcID string, records []*Res
 // error is transient). With force (seed 002) nothing is cleaned up: the
 // finalizers and ownership are removed at once, the target resource stays
 // and is reported as an orphan to audit.
-func (m *Manager) removeResources(ctx context.Context, svc *Service, res []*Resource, force bool, orphans *[]Orphan) error {
+func (m *core) removeResources(ctx context.Context, svc *Service, res []*Resource, force bool, orphans *[]Orphan) error {
 	var mu sync.Mutex
 	var failed []error
 	var done []*Resource

@@ -7,8 +7,21 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
+
+// Rollback steps, in order: the failed version goes into maintenance, the
+// previous version's resources are restored, the service points at it.
+var rollbackSteps = []string{"maintenance", "resources", "cleanup"}
+
+var rollbackOperation = operationDef{
+	run: func(ctx context.Context, m *core, r *run, step string) error { return m.rollbackStep(ctx, r, step) },
+	onFailure: func(svc *Service, _ *Operation, _ string) {
+		svc.Status = StatusUnhealthy
+		svc.Maintenance = false
+	},
+}
 
 // SupervisorServiceDowngradeWorkaround is seed 002's workaround, quoted in
 // every refused rollback.
@@ -18,7 +31,7 @@ const SupervisorServiceDowngradeWorkaround = "Once a SupervisorService has been 
 
 // Rollback restores a previous version: by default the last known good
 // one. It may take over a stuck or failed upgrade.
-func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*Service, error) {
+func (m *core) Rollback(ctx context.Context, id, targetVersion, by string) (*Service, error) {
 	svc, err := m.Get(ctx, id)
 	if err != nil {
 		return nil, err
@@ -64,7 +77,7 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 			}
 		}
 		op = m.newOperation(s, OpRollback, by, OperationParams{TargetVersion: prev.Version, TargetDigest: prev.Digest, Phase: PhaseUpgrading},
-			"maintenance", "resources", "cleanup")
+			rollbackSteps...)
 		op.FromVersion, op.ToVersion = s.Version, prev.Version
 		s.ActiveOperation = op.ID
 		s.Progress = &Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[0].Name, Percent: -1}
@@ -74,14 +87,14 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 	if err != nil {
 		return nil, err
 	}
-	m.cancelRunning(id)
+	m.engine.Cancel(id)
 	m.enqueue(op)
 	return out, nil
 }
 
 // abandonStuckChecks ends an upgrade stuck before maintenance: nothing
 // changed yet, so rolling back is just giving it up.
-func (m *Manager) abandonStuckChecks(ctx context.Context, svc *Service, by string) (*Service, error) {
+func (m *core) abandonStuckChecks(ctx context.Context, svc *Service, by string) (*Service, error) {
 	if svc.ActiveOperation == "" {
 		return nil, nil
 	}
@@ -113,7 +126,7 @@ func nonEmptyStr(a, b string) string {
 
 // checkSupervisorServiceDowngrade refuses a rollback that would move a
 // successfully installed SupervisorService to an older package version.
-func (m *Manager) checkSupervisorServiceDowngrade(ctx context.Context, svc *Service, prev *VersionRef) error {
+func (m *core) checkSupervisorServiceDowngrade(ctx context.Context, svc *Service, prev *VersionRef) error {
 	res, err := m.repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return err
@@ -145,7 +158,7 @@ func (m *Manager) checkSupervisorServiceDowngrade(ctx context.Context, svc *Serv
 		}
 		installed := packageVersionOf(r.Doc)
 		old, ok := previous[r.Supervisor+"/"+packageRef(r.Doc)]
-		if ok && installed != "" && old != "" && compareVersions(old, installed) < 0 {
+		if ok && installed != "" && old != "" && version.Compare(old, installed) < 0 {
 			refused = append(refused, fmt.Sprintf("SupervisorService %s on %s is installed at package version %s and version %s would downgrade it to %s",
 				r.Name, r.Supervisor, installed, prev.Version, old))
 		}
@@ -183,7 +196,7 @@ func stringAt(m map[string]any, path ...string) string {
 // maintenance, the previous version's resources are restored (new-version
 // resources removed, transferred ones handed back and re-applied, removed
 // originals recreated) and the failed version is cleaned up.
-func (m *Manager) rollbackStep(ctx context.Context, r *run, name string) error {
+func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 	svc := r.svc
 	switch name {
 	case "maintenance":

@@ -1,18 +1,24 @@
-package lifecycle
+package bundle
 
 import (
 	"container/list"
 	"context"
 	"sync"
-
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
-// bundleCache keeps recently used bundles in memory. A stored bundle never
+// Store is what a Cache fronts: a Fetcher, or anything with its methods.
+type Store interface {
+	ValidateSource(source string) error
+	Fetch(ctx context.Context, source string, progress Progress) (*Bundle, error)
+	Load(digest string) (*Bundle, error)
+	Remove(digest string) error
+}
+
+// Cache keeps recently used bundles in memory. A stored bundle never
 // changes (it is keyed by digest), so reading it from disk on every GET or
 // render would only cost time.
-type bundleCache struct {
-	Bundles
+type Cache struct {
+	Store
 	size int
 
 	mu    sync.Mutex
@@ -22,16 +28,17 @@ type bundleCache struct {
 
 type cachedBundle struct {
 	digest string
-	b      *bundle.Bundle
+	b      *Bundle
 }
 
-func newBundleCache(b Bundles, size int) *bundleCache {
-	return &bundleCache{Bundles: b, size: size, order: list.New(), items: map[string]*list.Element{}}
+// NewCache keeps up to size bundles of s in memory.
+func NewCache(s Store, size int) *Cache {
+	return &Cache{Store: s, size: size, order: list.New(), items: map[string]*list.Element{}}
 }
 
 // Load returns the stored bundle, from memory when it was used recently.
 // Callers must treat the bundle as read-only.
-func (c *bundleCache) Load(digest string) (*bundle.Bundle, error) {
+func (c *Cache) Load(digest string) (*Bundle, error) {
 	c.mu.Lock()
 	if e, ok := c.items[digest]; ok {
 		c.order.MoveToFront(e)
@@ -40,7 +47,7 @@ func (c *bundleCache) Load(digest string) (*bundle.Bundle, error) {
 		return b, nil
 	}
 	c.mu.Unlock()
-	b, err := c.Bundles.Load(digest)
+	b, err := c.Store.Load(digest)
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +56,8 @@ func (c *bundleCache) Load(digest string) (*bundle.Bundle, error) {
 }
 
 // Fetch downloads a bundle and keeps it.
-func (c *bundleCache) Fetch(ctx context.Context, source string, progress bundle.Progress) (*bundle.Bundle, error) {
-	b, err := c.Bundles.Fetch(ctx, source, progress)
+func (c *Cache) Fetch(ctx context.Context, source string, progress Progress) (*Bundle, error) {
+	b, err := c.Store.Fetch(ctx, source, progress)
 	if err != nil {
 		return nil, err
 	}
@@ -59,17 +66,17 @@ func (c *bundleCache) Fetch(ctx context.Context, source string, progress bundle.
 }
 
 // Remove forgets and removes a bundle.
-func (c *bundleCache) Remove(digest string) error {
+func (c *Cache) Remove(digest string) error {
 	c.mu.Lock()
 	if e, ok := c.items[digest]; ok {
 		c.order.Remove(e)
 		delete(c.items, digest)
 	}
 	c.mu.Unlock()
-	return c.Bundles.Remove(digest)
+	return c.Store.Remove(digest)
 }
 
-func (c *bundleCache) put(b *bundle.Bundle) {
+func (c *Cache) put(b *Bundle) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.items[b.Digest]; ok {

@@ -1,0 +1,331 @@
+// Package engine runs durable, step-by-step operations: a bounded queue,
+// workers, a step runner that journals each step before and after it acts,
+// retries with jittered backoff, per-step time bounds and failpoints for
+// the crash tests. It knows nothing of what the operations do: the domain
+// supplies a Host that loads, journals and runs them.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/vcfsm/vcfsm/platform/safe"
+)
+
+// Key names one operation: the service it changes and its id.
+type Key struct{ Service, Operation string }
+
+func (k Key) String() string { return k.Service + "|" + k.Operation }
+
+// Job is a loaded operation as the engine sees it.
+type Job interface {
+	// Kind is the operation type (register, upgrade…): failpoints and logs
+	// name it.
+	Kind() string
+	// Runnable is false for a finished or stuck operation.
+	Runnable() bool
+	// Steps is the number of steps; StepName names step i.
+	Steps() int
+	StepName(i int) string
+	// StepDone reports a step that succeeded or was skipped.
+	StepDone(i int) bool
+}
+
+// Host is the domain side of the engine: it loads operations, records their
+// progress and runs their steps.
+type Host[J Job] interface {
+	// Load reads an operation from the journal.
+	Load(ctx context.Context, k Key) (J, error)
+	// Unfinished lists the operations to resume.
+	Unfinished(ctx context.Context) ([]Key, error)
+	// StepRunning journals step i as running before it acts and returns
+	// when it first started (its time bound counts from then).
+	StepRunning(ctx context.Context, j J, i int) (time.Time, error)
+	// Run executes step i once; it must be idempotent.
+	Run(ctx context.Context, j J, i int) error
+	// StepSucceeded journals step i as done.
+	StepSucceeded(ctx context.Context, j J, i int) error
+	// Retrying shows that step i failed transiently and is retried.
+	Retrying(ctx context.Context, j J, i, attempt int, cause error)
+	// Failed closes the operation at step i; stuck when the step exceeded
+	// its time bound.
+	Failed(ctx context.Context, j J, i int, cause error, stuck bool)
+	// Succeeded closes the operation after its last step.
+	Succeeded(ctx context.Context, j J)
+}
+
+// Config tunes an engine.
+type Config struct {
+	// Workers is how many operations run at once.
+	Workers int
+	// QueueSize bounds the queue; an operation that does not fit is found
+	// by the next sweep.
+	QueueSize int
+	// SweepEvery is how often workers look for operations that did not fit
+	// in the queue.
+	SweepEvery time.Duration
+	// StepTimeout bounds one step by name.
+	StepTimeout func(step string) time.Duration
+	// RetryBackoff is the first wait before retrying; it doubles up to
+	// MaxBackoff, each wait jittered.
+	RetryBackoff, MaxBackoff time.Duration
+	// Retryable says whether a step error is worth retrying.
+	Retryable func(error) bool
+	// Failpoints hold a worker at named points (see Failpoints).
+	Failpoints Failpoints
+	Now        func() time.Time
+	Logger     *slog.Logger
+}
+
+// Engine runs operations for one Host.
+type Engine[J Job] struct {
+	cfg  Config
+	host Host[J]
+
+	queue      chan Key
+	overflowed atomic.Bool
+
+	mu      sync.Mutex
+	running map[Key]bool
+	cancels map[string]context.CancelFunc // by service
+}
+
+// New builds an engine; Start runs it.
+func New[J Job](cfg Config, host Host[J]) *Engine[J] {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 4096
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Retryable == nil {
+		cfg.Retryable = func(error) bool { return false }
+	}
+	return &Engine[J]{cfg: cfg, host: host, queue: make(chan Key, cfg.QueueSize),
+		running: map[Key]bool{}, cancels: map[string]context.CancelFunc{}}
+}
+
+// Start queues the unfinished operations and runs the workers until ctx
+// ends; wg counts the workers.
+func (e *Engine[J]) Start(ctx context.Context, wg *sync.WaitGroup) error {
+	keys, err := e.host.Unfinished(ctx)
+	if err != nil {
+		return fmt.Errorf("resume operations: %w", err)
+	}
+	for range e.cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.worker(ctx)
+		}()
+	}
+	for _, k := range keys {
+		e.Enqueue(k)
+	}
+	return nil
+}
+
+// Enqueue asks a worker to run (or resume) an operation.
+func (e *Engine[J]) Enqueue(k Key) {
+	select {
+	case e.queue <- k:
+	default:
+		// The queue is full: the operation stays recorded as unfinished
+		// and the next sweep picks it up.
+		e.overflowed.Store(true)
+		e.cfg.Logger.Warn("operation queue full; the sweep will pick the operation up", "operation", k.String())
+	}
+}
+
+// Cancel stops the operation running on a service, if any (a force
+// delete or a rollback takes over).
+func (e *Engine[J]) Cancel(service string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c, ok := e.cancels[service]; ok {
+		c()
+	}
+}
+
+func (e *Engine[J]) worker(ctx context.Context) {
+	sweep := time.NewTicker(e.cfg.SweepEvery)
+	defer sweep.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case k := <-e.queue:
+			e.execute(ctx, k)
+		case <-sweep.C:
+			// Scanning every operation is only needed when one could not
+			// be queued.
+			if e.overflowed.Swap(false) {
+				e.sweep(ctx)
+			}
+		}
+	}
+}
+
+func (e *Engine[J]) sweep(ctx context.Context) {
+	keys, err := e.host.Unfinished(ctx)
+	if err != nil {
+		return
+	}
+	for _, k := range keys {
+		e.mu.Lock()
+		busy := e.running[k]
+		e.mu.Unlock()
+		if !busy {
+			e.Enqueue(k)
+		}
+	}
+}
+
+// claim marks k running and registers its cancel; false when it already
+// runs.
+func (e *Engine[J]) claim(parent context.Context, k Key) (context.Context, func(), bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.running[k] {
+		return nil, nil, false
+	}
+	ctx, cancel := context.WithCancel(parent)
+	e.running[k] = true
+	e.cancels[k.Service] = cancel
+	return ctx, func() {
+		cancel()
+		e.mu.Lock()
+		delete(e.running, k)
+		delete(e.cancels, k.Service)
+		e.mu.Unlock()
+	}, true
+}
+
+// execute runs one operation to its end, resuming after its last done
+// step.
+func (e *Engine[J]) execute(parent context.Context, k Key) {
+	ctx, release, ok := e.claim(parent, k)
+	if !ok {
+		return
+	}
+	defer release()
+	j, err := e.host.Load(ctx, k)
+	if err != nil {
+		e.cfg.Logger.Error("load operation", "operation", k.String(), "error", err)
+		return
+	}
+	if !j.Runnable() {
+		return
+	}
+	for i := range j.Steps() {
+		if j.StepDone(i) {
+			continue
+		}
+		if err := e.step(ctx, j, i); err != nil {
+			if ctx.Err() != nil && parent.Err() == nil {
+				return // cancelled by a takeover (force delete): nothing to record
+			}
+			if parent.Err() != nil {
+				return // shutting down: the step resumes on restart
+			}
+			var se *stuckError
+			stuck := errors.As(err, &se)
+			e.host.Failed(context.WithoutCancel(ctx), j, i, err, stuck)
+			return
+		}
+	}
+	e.host.Succeeded(context.WithoutCancel(ctx), j)
+}
+
+// stuckError marks a step that exceeded its time bound.
+type stuckError struct{ err error }
+
+func (s *stuckError) Error() string { return s.err.Error() }
+func (s *stuckError) Unwrap() error { return s.err }
+
+// step journals step i as running, runs it (retrying what is retryable
+// until the step's time bound) and journals its success.
+func (e *Engine[J]) step(ctx context.Context, j J, i int) error {
+	name := j.StepName(i)
+	started, err := e.host.StepRunning(ctx, j, i)
+	if err != nil {
+		return err
+	}
+	e.cfg.Failpoints.hold(ctx, e.cfg.Logger, j.Kind(), name, "before")
+	bound := e.cfg.StepTimeout(name)
+	deadline := started.Add(bound)
+	backoff := e.cfg.RetryBackoff
+	for attempt := 1; ; attempt++ {
+		stepCtx, cancel := context.WithDeadline(ctx, deadline)
+		// A panicking step fails its operation (a PanicError is not
+		// retryable), so an operation that panics on resume is not retried forever.
+		err := safe.Call(e.cfg.Logger, "step "+name+" of "+j.Kind(), func() error { return e.host.Run(stepCtx, j, i) })
+		timedOut := stepCtx.Err() == context.DeadlineExceeded
+		cancel()
+		if err == nil {
+			e.cfg.Failpoints.hold(ctx, e.cfg.Logger, j.Kind(), name, "after")
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return e.host.StepSucceeded(ctx, j, i)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if timedOut || !e.cfg.Now().Before(deadline) {
+			return &stuckError{fmt.Errorf("step %s of %s exceeded its time bound of %s: %w", name, j.Kind(), bound, err)}
+		}
+		if !e.cfg.Retryable(err) {
+			return err
+		}
+		e.host.Retrying(ctx, j, i, attempt, err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(jitter(backoff), time.Until(deadline)+time.Millisecond)):
+		}
+		backoff = min(2*backoff, e.cfg.MaxBackoff)
+	}
+}
+
+// Failpoints let the crash tests stop the real binary at a known point of
+// an operation: "upgrade/resources:before,rollback/cleanup:after" holds the
+// worker before a step acts (after it is journaled as running) or after it
+// acted (before its success is journaled), until the process is killed.
+type Failpoints map[string]bool
+
+// ParseFailpoints reads a comma-separated list (VCFSM_FAILPOINTS).
+func ParseFailpoints(list string) Failpoints {
+	fp := Failpoints{}
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			fp[p] = true
+		}
+	}
+	return fp
+}
+
+// hold blocks at a failpoint until ctx ends.
+func (fp Failpoints) hold(ctx context.Context, log *slog.Logger, kind, step, when string) {
+	name := kind + "/" + step + ":" + when
+	if !fp[name] {
+		return
+	}
+	log.Warn("failpoint reached: holding until the process is killed", "failpoint", name)
+	<-ctx.Done()
+}

@@ -1,0 +1,73 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+)
+
+// Activation: PATCH lifecycleState inactive -> active, once the EULA,
+// signatures and access grants are accepted.
+
+// activateSteps, in order: render the bundle with the stored values and
+// the inventory, evaluate compatibility, run the dynamic pre-checks, apply
+// the resources on their targets.
+var activateSteps = []string{"render", "compatibility", "prechecks", "apply"}
+
+var activateOperation = operationDef{
+	run: func(ctx context.Context, m *core, r *run, step string) error { return m.activateStep(ctx, r, step) },
+	onFailure: func(svc *Service, _ *Operation, _ string) {
+		// The activation did not happen: the service is inactive again.
+		svc.LifecycleState = StateInactive
+		svc.Status = StatusUnhealthy
+	},
+}
+
+// startActivation records an activation on svc (inside the request's
+// transaction).
+func (m *core) startActivation(svc *Service, wantGrants map[string]any, by string) (*Operation, error) {
+	switch svc.Status {
+	case StatusReady, StatusUnresolved, StatusUnhealthy:
+		if svc.Digest == "" {
+			return nil, fmt.Errorf("service %s cannot be activated: its bundle was not registered (status %s; see state.errorDetails): %w", svc.ID, svc.Status, ErrFailedPrecondition)
+		}
+	default:
+		return nil, fmt.Errorf("service %s cannot be activated while %s: wait for status Ready: %w", svc.ID, svc.Status, ErrFailedPrecondition)
+	}
+	if err := acceptanceComplete(svc.Accepted, wantGrants); err != nil {
+		return nil, fmt.Errorf("cannot activate %s: %w", svc.ID, err)
+	}
+	if err := m.checkSignatures(svc); err != nil {
+		return nil, err
+	}
+	op := m.newOperation(svc, OpActivate, by, OperationParams{Phase: PhaseInstalling}, activateSteps...)
+	op.ToVersion = svc.Version
+	svc.LifecycleState = StateActive
+	svc.Status = StatusBusy
+	svc.Phase = PhaseInstalling
+	svc.ErrorDetails = nil
+	return op, nil
+}
+
+// activateStep runs one step of an activation. Every step renders through
+// the run's cache, so a restarted run renders once again.
+func (m *core) activateStep(ctx context.Context, r *run, name string) error {
+	b, err := m.loadBundle(r.svc)
+	if err != nil {
+		return err
+	}
+	rend, err := m.renderFor(ctx, r, r.svc, b)
+	if err != nil {
+		return err
+	}
+	switch name {
+	case "render":
+		return nil
+	case "compatibility":
+		return m.checkInstall(ctx, r.svc, b, rend)
+	case "prechecks":
+		return m.prechecks(ctx, r.svc, b, rend, r.svc.Version)
+	case "apply":
+		return m.applyRendered(ctx, r.svc, rend, r.svc.Version)
+	}
+	return fmt.Errorf("activate has no step %q", name)
+}

@@ -1,0 +1,120 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
+)
+
+// Delete starts deletion: phase Deleting, status Busy, lifecycle state
+// decommissioned. With force, target cleanup failures are recorded as
+// orphans instead of blocking. A force delete may take over a running
+// (non-forced) deletion.
+func (m *Manager) Delete(ctx context.Context, id string, force bool, by string) (*Service, error) {
+	var op *Operation
+	var takeover string
+	svc, err := m.mutate(ctx, id, func(tx Tx, svc *Service) error {
+		op, takeover = nil, ""
+		if svc.LifecycleState == StateDecommissioned {
+			if !force {
+				return nil // deleting twice is idempotent
+			}
+			running, err := tx.Operation(svc.ID, svc.ActiveOperation)
+			if err == nil && running.Type == OpDelete && !running.Params.Force {
+				running.Params.Force = true
+				takeover = running.ID
+				return tx.PutOperation(running)
+			}
+			return nil
+		}
+		if svc.ActiveOperation != "" && !force {
+			return fmt.Errorf("service %s: a %s operation is in progress; wait, or delete with forceDelete=true: %w", id, svc.Progress.typeOr("previous"), ErrConflict)
+		}
+		if svc.ActiveOperation != "" {
+			// Force: the running operation is abandoned.
+			if running, err := tx.Operation(svc.ID, svc.ActiveOperation); err == nil && !running.Done() {
+				running.Outcome = OutcomeFailed
+				running.FinishedAt = m.now()
+				if err := tx.PutOperation(running); err != nil {
+					return err
+				}
+			}
+		}
+		op = m.newOperation(svc, OpDelete, by, OperationParams{Force: force, Phase: PhaseDeleting}, deleteSteps...)
+		op.FromVersion = svc.Version
+		svc.LifecycleState = StateDecommissioned
+		svc.Phase = PhaseDeleting
+		svc.Status = StatusBusy
+		svc.ActiveOperation = op.ID
+		svc.Maintenance = false
+		svc.Progress = &Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[0].Name, Percent: -1}
+		return tx.PutOperation(op)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if op != nil {
+		m.engine.Cancel(id)
+		m.enqueue(op)
+	}
+	if takeover != "" {
+		m.engine.Cancel(id)
+		m.engine.Enqueue(engine.Key{Service: id, Operation: takeover})
+	}
+	return svc, nil
+}
+
+// Delete steps, in order: clean up (or release) every resource on its
+// target, then remove the record.
+var deleteSteps = []string{"remove-resources", "remove-service"}
+
+var deleteOperation = operationDef{
+	run: func(ctx context.Context, m *core, r *run, step string) error { return m.deleteStep(ctx, r, step) },
+	onFailure: func(svc *Service, _ *Operation, _ string) {
+		svc.Status = StatusUnhealthy
+	},
+}
+
+// deleteStep runs the steps of a delete operation.
+func (m *core) deleteStep(ctx context.Context, r *run, name string) error {
+	switch name {
+	case "remove-resources":
+		res, err := m.repo.Resources(ctx, r.op.ServiceID)
+		if err != nil {
+			return err
+		}
+		var orphans []Orphan
+		if err := m.removeResources(ctx, r.svc, res, r.op.Params.Force, &orphans); err != nil {
+			return err
+		}
+		// Anything the service still owns on a target without a record
+		// goes too.
+		left, err := m.sweepOrphans(ctx, r.op.ServiceID, nil)
+		switch {
+		case err != nil && !r.op.Params.Force:
+			return fmt.Errorf("list the service's target resources: %w: %w", err, ErrUnavailable)
+		case len(left) > 0 && !r.op.Params.Force:
+			return fmt.Errorf("%d target resource(s) without a record could not be removed (retrying): %s: %w", len(left), left[0].Message, ErrUnavailable)
+		}
+		orphans = append(orphans, left...)
+		if len(orphans) > 0 {
+			r.op.Orphans = append(r.op.Orphans, orphans...)
+			for _, o := range orphans {
+				m.log.Warn("force delete left a target resource behind; audit and clean it up manually",
+					"service", r.op.ServiceID, "kind", o.Kind, "name", o.Name, "target", o.Target.String(), "reason", o.Message)
+			}
+			return m.update(ctx, func(tx Tx) error { return tx.PutOperation(r.op) })
+		}
+		return nil
+	case "remove-service":
+		return m.update(ctx, func(tx Tx) error {
+			if _, err := tx.Service(r.op.ServiceID); errors.Is(err, ErrNotFound) {
+				return nil
+			}
+			return tx.DeleteService(r.op.ServiceID)
+		})
+	}
+	return fmt.Errorf("delete has no step %q", name)
+}

@@ -1,0 +1,175 @@
+package lifecycle
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+)
+
+// desiredFor turns a resource record into what the target should hold.
+func desiredFor(res *Resource, owner target.Owner) target.Desired {
+	fin := res.Finalizers
+	return target.Desired{Key: res.Target, Namespace: res.Namespace, Spec: res.Doc, Owner: owner, Finalizers: fin}
+}
+
+// stage dry-runs every resource on its target, bounded in parallel.
+func (m *core) stage(ctx context.Context, svc *Service, resources []*Resource) ([]target.Staged, error) {
+	out := make([]target.Staged, len(resources))
+	err := m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
+		st, err := m.driver.Stage(ctx, desiredFor(resources[i], target.Owner{ServiceID: svc.ID, Version: resources[i].OwnerVersion}))
+		if err != nil {
+			return err
+		}
+		out[i] = st
+		return nil
+	})
+	return out, err
+}
+
+// platformFacts merges the targets' facts with the inventory's versions.
+func (m *core) platformFacts(ctx context.Context, supervisors []string) (*precheckv1.PlatformFacts, error) {
+	facts, err := m.driver.Facts(ctx, supervisors)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := m.repo.Inventory(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := supervisorsByName(inv)
+	known := map[string]target.SupervisorFacts{}
+	for _, s := range facts.Supervisors {
+		known[s.Name] = s
+	}
+	pf := &precheckv1.PlatformFacts{VcfaVersion: facts.VCFAVersion}
+	for _, name := range []string{target.SystemVCFA, target.SystemVCenter, target.SystemServiceManager} {
+		pf.Targets = append(pf.Targets, &precheckv1.TargetFacts{Name: name, SupportedApiVersions: facts.SupportedAPIs})
+	}
+	for _, name := range supervisors {
+		sf := known[name]
+		inv := byName[name]
+		k8s := inv.GetKubernetesVersion()
+		if sf.KubernetesVersion != "" {
+			k8s = sf.KubernetesVersion // the Supervisor's own /version
+		}
+		pf.Supervisors = append(pf.Supervisors, &precheckv1.SupervisorFacts{
+			Name: name, Version: inv.GetVersion(), KubernetesVersion: k8s,
+			Available:            quotaProto(sf.Available),
+			SupportedApiVersions: sf.SupportedAPIs,
+		})
+	}
+	return pf, nil
+}
+
+func quotaProto(q target.Quota) *precheckv1.ResourceQuota {
+	return &precheckv1.ResourceQuota{CpuMillicores: q.CPUMillicores, MemoryBytes: q.MemoryBytes, StorageBytes: q.StorageBytes}
+}
+
+// prechecks stages the rendered resources and runs the dynamic pre-checks.
+func (m *core) prechecks(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered, version string) error {
+	report, err := m.dynamicPrechecks(ctx, svc, b, rend, version)
+	if err != nil {
+		return err
+	}
+	if _, err := m.mutate(ctx, svc.ID, func(_ Tx, s *Service) error {
+		s.PreCheck = report
+		return nil
+	}); err != nil {
+		return err
+	}
+	if report.Status == "Failed" {
+		return blocked(ErrTypeInstall, fmt.Errorf("dynamic pre-checks failed: %s", failedChecks(report)))
+	}
+	return nil
+}
+
+func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bundle, rend *rendered, version string) (*PreCheckReport, error) {
+	resources, err := resourcesFrom(svc, version, rend.Resources, m.now())
+	if err != nil {
+		return nil, blocked(ErrTypeInstall, err)
+	}
+	staged, err := m.stage(ctx, svc, resources)
+	if err != nil {
+		return nil, err
+	}
+	pf, err := m.platformFacts(ctx, targetSupervisors(rend.Resources))
+	if err != nil {
+		return nil, err
+	}
+	req := &precheckv1.RunDynamicPrechecksRequest{
+		Bundle: &precheckv1.BundleFacts{ImagesLockYaml: b.ImagesLock, BundledImageDigests: b.BundledImageDigests,
+			RegistryRepository: b.RegistryRepository, PluginManifests: b.PluginManifests},
+		Platform: pf,
+	}
+	// One staged resource per rendered document: Secrets placed on several
+	// Supervisors report the first placement.
+	byDoc := map[string]int{}
+	for i, res := range resources {
+		k := res.Kind + "/" + res.Name + "/" + res.Supervisor
+		if res.Kind == "Secret" {
+			k = res.Kind + "/" + res.Name + "/"
+		}
+		if _, ok := byDoc[k]; !ok {
+			byDoc[k] = i
+		}
+	}
+	for _, doc := range rend.Resources {
+		req.Resources = append(req.Resources, doc)
+		j, ok := byDoc[doc.GetKind()+"/"+doc.GetName()+"/"+doc.GetSupervisor()]
+		if !ok {
+			continue
+		}
+		st := staged[j]
+		req.Staged = append(req.Staged, &precheckv1.StagedResource{
+			Index: doc.GetIndex(), Target: stagedTarget(resources[j].Target), Reachable: st.Reachable, Message: st.Message, Rejected: st.Rejected,
+			Requested: quotaProto(st.Requested),
+		})
+	}
+	resp, err := m.peers.Precheck.RunDynamicPrechecks(ctx, req)
+	if err != nil {
+		return nil, peerError("precheck", err)
+	}
+	return reportFrom(resp.GetReport()), nil
+}
+
+// stagedTarget names a resource's target as the precheck service looks it
+// up: the Supervisor for Supervisor kinds, else the system (vcfa, vcenter,
+// servicemanager).
+func stagedTarget(k target.Key) string {
+	if k.System == target.SystemSupervisor && k.Scope != "" {
+		return k.Scope
+	}
+	return k.System
+}
+
+func reportFrom(p *commonv1.PreCheckReport) *PreCheckReport {
+	r := &PreCheckReport{Status: p.GetPreCheckStatus()}
+	for _, rc := range p.GetResourceChecks() {
+		c := ResourceCheck{Type: rc.GetType(), Name: rc.GetName(), Status: rc.GetStatus(), Supervisor: rc.GetSupervisor()}
+		for _, ch := range rc.GetChecks() {
+			c.Checks = append(c.Checks, Check{Name: ch.GetName(), Status: ch.GetStatus(), Message: ch.GetMessage()})
+		}
+		r.ResourceChecks = append(r.ResourceChecks, c)
+	}
+	if r.Status == "" {
+		r.Status = "Passed"
+	}
+	return r
+}
+
+func failedChecks(r *PreCheckReport) string {
+	var out []string
+	for _, rc := range r.ResourceChecks {
+		for _, c := range rc.Checks {
+			if c.Status == "Failed" {
+				out = append(out, fmt.Sprintf("%s %s: %s: %s", rc.Type, rc.Name, c.Name, c.Message))
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}

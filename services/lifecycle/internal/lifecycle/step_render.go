@@ -1,0 +1,133 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+)
+
+// renderFor renders once per run (a restarted run renders again, with the
+// inventory as it is then) and keeps the effective values on the service.
+func (m *core) renderFor(ctx context.Context, r *run, svc *Service, b *bundle.Bundle) (*rendered, error) {
+	key := "render/" + b.Digest
+	if v, ok := r.scratch[key].(*rendered); ok {
+		return v, nil
+	}
+	rend, err := m.render(ctx, svc, b, RenderInput{})
+	if err != nil {
+		if errors.Is(err, ErrInvalidArgument) {
+			return nil, blocked(ErrTypeConfiguration, err)
+		}
+		return nil, err
+	}
+	if r.scratch == nil {
+		r.scratch = map[string]any{}
+	}
+	r.scratch[key] = rend
+	effective := base64.StdEncoding.EncodeToString(rend.Effective)
+	if _, err := m.mutate(ctx, svc.ID, func(_ Tx, s *Service) error {
+		// Only the installed version's render is the service's effective
+		// configuration; an upgrade's checks render the next one.
+		if s.Digest == b.Digest {
+			s.Values.Effective = effective
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	return rend, nil
+}
+
+// peerError turns a peer service's gRPC error into a domain error, keeping
+// its message: a bad bundle or bad values is the caller's problem (400), a
+// peer that is down is ErrUnavailable.
+func peerError(peer string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return fmt.Errorf("%s: %w", peer, err)
+	}
+	switch st.Code() {
+	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.ResourceExhausted, codes.DeadlineExceeded:
+		return fmt.Errorf("%s: %s: %w", peer, st.Message(), ErrInvalidArgument)
+	case codes.Unavailable:
+		return fmt.Errorf("%s unavailable: %s: %w", peer, st.Message(), ErrUnavailable)
+	case codes.NotFound:
+		return fmt.Errorf("%s: %s: %w", peer, st.Message(), ErrNotFound)
+	}
+	return fmt.Errorf("%s: %s (%s)", peer, st.Message(), st.Code())
+}
+
+func bundleProto(b *bundle.Bundle) *commonv1.Bundle {
+	pb := &commonv1.Bundle{Digest: b.Digest}
+	for _, f := range b.Files {
+		pb.Files = append(pb.Files, &commonv1.BundleFile{Path: f.Path, Content: f.Content})
+	}
+	return pb
+}
+
+func (m *core) layers(ctx context.Context, svc *Service, in RenderInput) (*rendererv1.ValueLayers, error) {
+	inv := in.Inventory
+	if inv == nil {
+		var err error
+		if inv, err = m.repo.Inventory(ctx); err != nil {
+			return nil, err
+		}
+	}
+	pick := func(override *string, stored string) string {
+		if override != nil {
+			return *override
+		}
+		return stored
+	}
+	return &rendererv1.ValueLayers{
+		Inventory:       inv,
+		PlatformOverlay: pick(in.PlatformOverlay, svc.Values.PlatformOverlay),
+		VendorOverlay:   pick(in.VendorOverlay, svc.Values.VendorOverlay),
+		UserOverwrite:   pick(in.UserOverwrite, svc.Values.UserOverwrite),
+	}, nil
+}
+
+// rendered is one render of a service's bundle.
+type rendered struct {
+	Resources []*commonv1.Resource
+	YAML      []byte
+	Effective []byte
+}
+
+func (m *core) render(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (*rendered, error) {
+	layers, err := m.layers(ctx, svc, in)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.peers.Renderer.RenderResources(ctx, &rendererv1.RenderResourcesRequest{Bundle: bundleProto(b), Values: layers})
+	if err != nil {
+		return nil, peerError("renderer", err)
+	}
+	return &rendered{Resources: resp.GetResources(), YAML: resp.GetYaml(), Effective: resp.GetEffectiveValuesYaml()}, nil
+}
+
+func (m *core) accessGrants(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (map[string]any, error) {
+	layers, err := m.layers(ctx, svc, in)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := m.peers.Renderer.RenderAccessGrants(ctx, &rendererv1.RenderAccessGrantsRequest{Bundle: bundleProto(b), Values: layers})
+	if err != nil {
+		return nil, peerError("renderer", err)
+	}
+	return resp.GetAccessGrants().AsMap(), nil
+}

@@ -1,0 +1,80 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
+	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+)
+
+// packageVersion builds the compatibility service's view of a bundle.
+func packageVersion(b *bundle.Bundle, version string, builtIn bool) *compatibilityv1.PackageVersion {
+	ann := b.Package.Annotations
+	return &compatibilityv1.PackageVersion{
+		Name:    b.Package.RefName,
+		Version: version,
+		BuiltIn: builtIn,
+		Constraints: &compatibilityv1.Constraints{
+			SupervisorVersion:  ann["appplatform.vmware.com/supervisor-version-constraints"],
+			KubernetesVersion:  b.Package.KubernetesVersionConstraints,
+			SourceUpgrade:      ann["appplatform.vmware.com/source-version-upgrade-constraints"],
+			DestinationUpgrade: ann["appplatform.vmware.com/destination-version-upgrade-constraints"],
+		},
+	}
+}
+
+// validateBundle runs the compatibility service's validation and static
+// checks on a bundle rendered with the platform inventory. It returns
+// warnings worth showing; issues are a blocked error.
+func (m *core) validateBundle(ctx context.Context, svc *Service, b *bundle.Bundle) ([]ErrorDetail, error) {
+	var warnings []ErrorDetail
+	req := &compatibilityv1.ValidatePackageRequest{PackageYaml: b.PackageFile, BuiltIn: svc.BuiltIn}
+	rend, err := m.render(ctx, svc, b, RenderInput{})
+	switch {
+	case err == nil:
+		req.Resources = rend.Resources
+	case errors.Is(err, ErrUnavailable):
+		return nil, err
+	default:
+		warnings = append(warnings, ErrorDetail{Type: ErrTypeConfiguration, Severity: SeverityWarn,
+			Message: fmt.Sprintf("the bundle does not render with the current platform inventory, so its resources were not statically checked yet (they are at activation): %v", err)})
+	}
+	resp, err := m.peers.Compatibility.ValidatePackage(ctx, req)
+	if err != nil {
+		err = peerError("compatibility", err)
+		if errors.Is(err, ErrInvalidArgument) {
+			return nil, blocked(ErrTypeConfiguration, err)
+		}
+		return nil, err
+	}
+	if !resp.GetValid() {
+		var msgs []string
+		for _, is := range resp.GetIssues() {
+			msg := is.GetMessage()
+			if is.GetExpression() != "" && !strings.Contains(msg, is.GetExpression()) {
+				msg += fmt.Sprintf(" (%s: %q)", is.GetSource(), is.GetExpression())
+			}
+			msgs = append(msgs, msg)
+		}
+		return nil, blocked(ErrTypeConfiguration, fmt.Errorf("the package failed validation: %s", strings.Join(msgs, "; ")))
+	}
+	return warnings, nil
+}
+
+// checkConfiguration validates the service's current configuration against
+// a new bundle's schema by rendering its effective values.
+func (m *core) checkConfiguration(ctx context.Context, svc *Service, nb *bundle.Bundle) []string {
+	layers, err := m.layers(ctx, svc, RenderInput{})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	_, err = m.peers.Renderer.RenderEffectiveValues(ctx, &rendererv1.RenderEffectiveValuesRequest{Bundle: bundleProto(nb), Values: layers})
+	if err != nil {
+		return []string{peerError("renderer", err).Error()}
+	}
+	return nil
+}

@@ -1,0 +1,196 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+
+	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+)
+
+// This file translates PUT and PATCH bodies (and PATCH's field mask) into
+// a lifecycle.Change; the handler only calls it.
+
+func acceptedOf(a *lifecyclev1.Accepted) *lifecycle.Accepted {
+	if a == nil {
+		return nil
+	}
+	return &lifecycle.Accepted{EULA: a.GetEula(), Signatures: a.GetSignatures(), AccessGrants: a.GetAccessGrants().AsMap()}
+}
+
+// changeFromPut: values, lifecycle state, labels, locations and tenants
+// are replaced; accepted when given; a source starts an upgrade when it
+// differs from the installed one.
+func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (lifecycle.Change, error) {
+	body := req.GetService()
+	if body == nil {
+		return lifecycle.Change{}, invalid("the request body is required")
+	}
+	if body.GetId() != "" && body.GetId() != req.GetId() {
+		return lifecycle.Change{}, invalid("body id %q does not match the path id %q", body.GetId(), req.GetId())
+	}
+	if body.GetLifecycleState() == "" {
+		return lifecycle.Change{}, invalid("lifecycleState is required in PUT (active, inactive or paused); use PATCH to change single fields")
+	}
+	if body.GetValues() == nil {
+		return lifecycle.Change{}, invalid("values is required in PUT; use PATCH to change single fields")
+	}
+	vals := body.GetValues()
+	state := body.GetLifecycleState()
+	labels, locations, tenants := body.GetLabels(), body.GetLocations(), body.GetTenants()
+	auto, autoRB := body.GetAutoUpgrade(), body.GetAutoRollback()
+	c := lifecycle.Change{
+		Values: &lifecycle.OverlayValues{PlatformOverlay: vals.GetPlatformOverlay(), VendorOverlay: vals.GetVendorOverlay(),
+			UserOverwrite: vals.GetUserOverwrite(), Effective: vals.GetEffective()},
+		ValueFields:    []string{"platformOverlay", "vendorOverlay", "userOverwrite"},
+		LifecycleState: &state,
+		Labels:         &labels, Locations: &locations, Tenants: &tenants,
+		Accepted:    acceptedOf(body.GetAccepted()),
+		AutoUpgrade: &auto, AutoRollback: &autoRB,
+		Revision: body.Revision,
+	}
+	if vals.GetEffective() != "" {
+		c.ValueFields = append(c.ValueFields, "effective")
+	}
+	if body.GetReconfigure() != nil {
+		c.Reconfigure = body.GetReconfigure().GetEvents()
+	}
+	if src := body.GetSource(); src != "" {
+		c.Source = &src
+	}
+	return c, nil
+}
+
+// patchFields are the ServicePatch fields a mask may name.
+var patchFields = map[string]bool{
+	"values": true, "lifecycle_state": true, "phase": true, "labels": true, "locations": true, "accepted": true,
+	"reconfigure": true, "source": true, "auto_upgrade": true, "auto_rollback": true, "tenants": true, "revision": true,
+}
+
+var valueFieldNames = map[string]string{
+	"platform_overlay": "platformOverlay", "vendor_overlay": "vendorOverlay", "user_overwrite": "userOverwrite", "effective": "effective",
+}
+
+// maskOf returns the update mask, inferring it from the set fields when a
+// gRPC client sent none (the gateway always fills it from the JSON body).
+func maskOf(req *lifecyclev1.PatchServiceRequest) []string {
+	if m := req.GetUpdateMask(); m != nil && len(m.GetPaths()) > 0 {
+		return m.GetPaths()
+	}
+	var paths []string
+	p := req.GetService()
+	if p == nil {
+		return nil
+	}
+	if v := p.GetValues(); v != nil {
+		for name, set := range map[string]bool{"platform_overlay": v.GetPlatformOverlay() != "", "vendor_overlay": v.GetVendorOverlay() != "",
+			"user_overwrite": v.GetUserOverwrite() != "", "effective": v.GetEffective() != ""} {
+			if set {
+				paths = append(paths, "values."+name)
+			}
+		}
+	}
+	add := func(name string, set bool) {
+		if set {
+			paths = append(paths, name)
+		}
+	}
+	add("lifecycle_state", p.GetLifecycleState() != "")
+	add("phase", p.GetPhase() != "")
+	add("labels", p.GetLabels() != nil)
+	add("locations", p.GetLocations() != nil)
+	add("tenants", p.GetTenants() != nil)
+	add("accepted", p.GetAccepted() != nil)
+	add("reconfigure", p.GetReconfigure() != nil)
+	add("source", p.GetSource() != "")
+	add("auto_upgrade", p.GetAutoUpgrade())
+	add("auto_rollback", p.GetAutoRollback())
+	add("revision", p.Revision != nil)
+	return paths
+}
+
+// changeFromPatch changes exactly the fields the mask names.
+func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (lifecycle.Change, error) {
+	p := req.GetService()
+	if p == nil {
+		p = &lifecyclev1.ServicePatch{}
+	}
+	var c lifecycle.Change
+	for _, path := range maskOf(req) {
+		top, rest, _ := strings.Cut(path, ".")
+		if !patchFields[top] {
+			return c, invalid("field %q cannot be patched", path)
+		}
+		if top == "values" {
+			if err := patchValues(&c, p.GetValues(), rest); err != nil {
+				return c, err
+			}
+			continue
+		}
+		patchField(&c, p, top)
+	}
+	if c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateDecommissioned {
+		return c, fmt.Errorf("lifecycleState cannot be set to decommissioned with PATCH: use DELETE /v2/vcf-services/{id}: %w", lifecycle.ErrInvalidTransition)
+	}
+	return c, nil
+}
+
+// patchValues sets one value layer (rest) or all of them (rest empty).
+func patchValues(c *lifecycle.Change, v *lifecyclev1.OverlayValues, rest string) error {
+	if c.Values == nil {
+		c.Values = &lifecycle.OverlayValues{PlatformOverlay: v.GetPlatformOverlay(), VendorOverlay: v.GetVendorOverlay(),
+			UserOverwrite: v.GetUserOverwrite(), Effective: v.GetEffective()}
+	}
+	if rest == "" {
+		c.ValueFields = append(c.ValueFields, "platformOverlay", "vendorOverlay", "userOverwrite")
+		return nil
+	}
+	name, ok := valueFieldNames[rest]
+	if !ok {
+		return invalid("values.%s: unknown layer (platformOverlay, vendorOverlay, userOverwrite)", rest)
+	}
+	c.ValueFields = append(c.ValueFields, name)
+	return nil
+}
+
+// patchField sets the top-level field named top (other than values).
+func patchField(c *lifecycle.Change, p *lifecyclev1.ServicePatch, top string) {
+	switch top {
+	case "lifecycle_state":
+		s := p.GetLifecycleState()
+		c.LifecycleState = &s
+	case "phase":
+		s := p.GetPhase()
+		c.Phase = &s
+	case "labels":
+		l := p.GetLabels()
+		c.Labels = &l
+	case "locations":
+		l := p.GetLocations()
+		c.Locations = &l
+	case "tenants":
+		l := p.GetTenants()
+		c.Tenants = &l
+	case "accepted":
+		c.Accepted = acceptedOf(p.GetAccepted())
+		if c.Accepted == nil {
+			c.Accepted = &lifecycle.Accepted{}
+		}
+	case "reconfigure":
+		c.Reconfigure = p.GetReconfigure().GetEvents()
+		if c.Reconfigure == nil {
+			c.Reconfigure = []string{}
+		}
+	case "source":
+		s := p.GetSource()
+		c.Source = &s
+	case "auto_upgrade":
+		b := p.GetAutoUpgrade()
+		c.AutoUpgrade = &b
+	case "auto_rollback":
+		b := p.GetAutoRollback()
+		c.AutoRollback = &b
+	case "revision":
+		c.Revision = p.Revision
+	}
+}

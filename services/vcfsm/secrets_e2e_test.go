@@ -1,0 +1,66 @@
+package vcfsm_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Secret values set in the environment; none may ever be printed.
+var secretEnv = map[string]string{
+	"VCFSM_TOKENS":        "leak:admin:SECRET-TOKENS-VALUE-0123456789",
+	"VCFSM_SERVICE_TOKEN": "SECRET-SERVICE-TOKEN-0123456789",
+	"VCFSM_HOOK_TOKEN":    "SECRET-HOOK-TOKEN-0123456789",
+	"VCFSM_TOKEN":         "SECRET-SAMPLEHOOK-TOKEN-0123456789",
+}
+
+func secretsIn(out string) []string {
+	var found []string
+	for k, v := range secretEnv {
+		_, val, _ := strings.Cut(v, "admin:")
+		if val == "" {
+			val = v
+		}
+		if strings.Contains(out, val) {
+			found = append(found, k)
+		}
+	}
+	return found
+}
+
+// Every binary, run with a mistyped flag and the secrets in its
+// environment, prints usage and no secret; a malformed token entry is
+// reported without its token.
+func TestNoSecretInOutput(t *testing.T) {
+	dir := t.TempDir()
+	pkgs := []string{"./cmd/vcfsm", "../lifecycle/cmd/lifecycle", "../compatibility/cmd/compatibility", "../renderer/cmd/renderer",
+		"../precheck/cmd/precheck", "../gateway/cmd/gateway", "../precheck/cmd/samplehook"}
+	out, err := exec.Command("go", append([]string{"build", "-o", dir + "/"}, pkgs...)...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	env := os.Environ()
+	for k, v := range secretEnv {
+		env = append(env, k+"="+v)
+	}
+	for _, p := range pkgs {
+		bin := filepath.Join(dir, filepath.Base(p))
+		cmd := exec.Command(bin, "--no-such-flag")
+		cmd.Env, cmd.Dir = env, t.TempDir()
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "%s exits non-zero on a mistyped flag", p)
+		require.Contains(t, string(out), "flag provided but not defined: -no-such-flag", p)
+		require.Contains(t, string(out), "-log-level", "%s prints its usage", p)
+		require.Empty(t, secretsIn(string(out)), "%s printed secrets:\n%s", p, out)
+	}
+
+	cmd := exec.Command(filepath.Join(dir, "vcfsm"), "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "VCFSM_TOKENS=leak:operater:SECRET-TOKENS-VALUE-0123456789", "VCFSM_SERVICE_TOKEN="+secretEnv["VCFSM_SERVICE_TOKEN"])
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), `token entry "leak:<redacted>": unknown role "operater"`)
+	require.Empty(t, secretsIn(string(out)), "%s", out)
+}
