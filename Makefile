@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export GOWORK := $(CURDIR)/go.work
 export PATH := $(CURDIR)/.bin:$(PATH)
 
-MODULES := gen platform services/compatibility services/renderer services/precheck services/lifecycle services/gateway services/vcfsm
+MODULES := gen platform services/compatibility services/renderer services/precheck services/lifecycle services/gateway services/vcfsm cli
 TOOLS := github.com/bufbuild/buf/cmd/buf \
 	google.golang.org/protobuf/cmd/protoc-gen-go \
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc \
@@ -16,12 +16,13 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 run:
 	go run ./services/vcfsm/cmd/vcfsm
 
-## build: build every binary into bin/
+## build: build every binary into bin/ (vcfctl reports VERSION)
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 build:
 	@mkdir -p bin
-	go build -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
+	go build -ldflags "-X github.com/vcfsm/vcfsm/cli/internal/vcfctl.Version=$(VERSION)" -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
 		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway \
-		./services/precheck/cmd/samplehook ./services/vcfsm/cmd/devcerts
+		./services/precheck/cmd/samplehook ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
 
 ## test: every unit, contract and end-to-end test of every module
 test: kube-test-bins

@@ -969,7 +969,10 @@ type OperationProgress struct {
 	Step    string                 `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
 	Message string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	// 0-100 where measurable (downloads).
-	Percent       int32 `protobuf:"varint,5,opt,name=percent,proto3" json:"percent,omitempty"`
+	Percent int32 `protobuf:"varint,5,opt,name=percent,proto3" json:"percent,omitempty"`
+	// Succeeded, Failed, RolledBack or Stuck once the operation ended; empty
+	// while it runs.
+	Outcome       string `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1037,6 +1040,13 @@ func (x *OperationProgress) GetPercent() int32 {
 		return x.Percent
 	}
 	return 0
+}
+
+func (x *OperationProgress) GetOutcome() string {
+	if x != nil {
+		return x.Outcome
+	}
+	return ""
 }
 
 // Operation is one recorded operation of the service's history.
@@ -3537,7 +3547,12 @@ type ResourcePlanEntry struct {
 	Name       string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	Supervisor string                 `protobuf:"bytes,3,opt,name=supervisor,proto3" json:"supervisor,omitempty"`
 	// created, decommissioned, reconfigured, unchanged.
-	Action        string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
+	Action string `protobuf:"bytes,4,opt,name=action,proto3" json:"action,omitempty"`
+	// The resource as it is now (YAML); empty for created resources.
+	CurrentYaml string `protobuf:"bytes,5,opt,name=current_yaml,json=currentYaml,proto3" json:"current_yaml,omitempty"`
+	// The resource as the upgrade would apply it (YAML); empty for
+	// decommissioned resources.
+	PlannedYaml   string `protobuf:"bytes,6,opt,name=planned_yaml,json=plannedYaml,proto3" json:"planned_yaml,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3596,6 +3611,20 @@ func (x *ResourcePlanEntry) GetSupervisor() string {
 func (x *ResourcePlanEntry) GetAction() string {
 	if x != nil {
 		return x.Action
+	}
+	return ""
+}
+
+func (x *ResourcePlanEntry) GetCurrentYaml() string {
+	if x != nil {
+		return x.CurrentYaml
+	}
+	return ""
+}
+
+func (x *ResourcePlanEntry) GetPlannedYaml() string {
+	if x != nil {
+		return x.PlannedYaml
 	}
 	return ""
 }
@@ -3754,7 +3783,10 @@ type WatchServiceResponse struct {
 	Revision       int64                  `protobuf:"varint,6,opt,name=revision,proto3" json:"revision,omitempty"`
 	Time           string                 `protobuf:"bytes,7,opt,name=time,proto3" json:"time,omitempty"`
 	// True on the last event of a deleted service.
-	Deleted       bool `protobuf:"varint,8,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	Deleted bool `protobuf:"varint,8,opt,name=deleted,proto3" json:"deleted,omitempty"`
+	// The running (or last) operation and its current step, as in State; a
+	// change of step or percent is an event of its own.
+	Operation     *OperationProgress `protobuf:"bytes,9,opt,name=operation,proto3" json:"operation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3843,6 +3875,13 @@ func (x *WatchServiceResponse) GetDeleted() bool {
 		return x.Deleted
 	}
 	return false
+}
+
+func (x *WatchServiceResponse) GetOperation() *OperationProgress {
+	if x != nil {
+		return x.Operation
+	}
+	return nil
 }
 
 // RegisterServiceVersionRequest registers a bundle version in the catalog.
@@ -4633,13 +4672,14 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1a\n" +
 	"\bseverity\x18\x02 \x01(\tR\bseverity\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\x7f\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\x99\x01\n" +
 	"\x11OperationProgress\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\tR\x04step\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x18\n" +
-	"\apercent\x18\x05 \x01(\x05R\apercent\"\xad\x02\n" +
+	"\apercent\x18\x05 \x01(\x05R\apercent\x12\x18\n" +
+	"\aoutcome\x18\x06 \x01(\tR\aoutcome\"\xad\x02\n" +
 	"\tOperation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12!\n" +
@@ -4857,14 +4897,16 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\bendpoint\x18\x02 \x01(\tR\bendpoint\x12<\n" +
 	"\aresults\x18\x03 \x03(\v2\".vcfservices.common.v1.CheckResultR\aresults\x12\x18\n" +
 	"\afailure\x18\x04 \x01(\tR\afailure\x12\x18\n" +
-	"\ablocked\x18\x05 \x01(\bR\ablocked\"s\n" +
+	"\ablocked\x18\x05 \x01(\bR\ablocked\"\xb9\x01\n" +
 	"\x11ResourcePlanEntry\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1e\n" +
 	"\n" +
 	"supervisor\x18\x03 \x01(\tR\n" +
 	"supervisor\x12\x16\n" +
-	"\x06action\x18\x04 \x01(\tR\x06action\"+\n" +
+	"\x06action\x18\x04 \x01(\tR\x06action\x12!\n" +
+	"\fcurrent_yaml\x18\x05 \x01(\tR\vcurrentYaml\x12!\n" +
+	"\fplanned_yaml\x18\x06 \x01(\tR\vplannedYaml\"+\n" +
 	"\x19ListServiceHistoryRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x98\x01\n" +
 	"\x1aListServiceHistoryResponse\x12C\n" +
@@ -4873,7 +4915,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"operations\x125\n" +
 	"\x17last_known_good_version\x18\x02 \x01(\tR\x14lastKnownGoodVersion\"%\n" +
 	"\x13WatchServiceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xe1\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xac\x02\n" +
 	"\x14WatchServiceResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +
@@ -4882,7 +4924,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\aversion\x18\x05 \x01(\tR\aversion\x12\x1a\n" +
 	"\brevision\x18\x06 \x01(\x03R\brevision\x12\x12\n" +
 	"\x04time\x18\a \x01(\tR\x04time\x12\x18\n" +
-	"\adeleted\x18\b \x01(\bR\adeleted\"R\n" +
+	"\adeleted\x18\b \x01(\bR\adeleted\x12I\n" +
+	"\toperation\x18\t \x01(\v2+.vcfservices.lifecycle.v1.OperationProgressR\toperation\"R\n" +
 	"\x1dRegisterServiceVersionRequest\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x19\n" +
 	"\bbuilt_in\x18\x02 \x01(\bR\abuiltIn\"d\n" +
@@ -5092,19 +5135,20 @@ var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	50, // 59: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
 	83, // 60: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
 	11, // 61: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	57, // 62: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	57, // 63: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	79, // 64: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 65: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 66: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	65, // 67: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	66, // 68: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	83, // 69: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	70, // [70:70] is the sub-list for method output_type
-	70, // [70:70] is the sub-list for method input_type
-	70, // [70:70] is the sub-list for extension type_name
-	70, // [70:70] is the sub-list for extension extendee
-	0,  // [0:70] is the sub-list for field type_name
+	10, // 62: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	57, // 63: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	57, // 64: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	79, // 65: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	79, // 66: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	79, // 67: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	65, // 68: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	66, // 69: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	83, // 70: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	71, // [71:71] is the sub-list for method output_type
+	71, // [71:71] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }

@@ -68,19 +68,19 @@ func TestAcceptance(t *testing.T) {
 func TestPlanResources(t *testing.T) {
 	have := []*Resource{
 		{ID: "GlobalRole//a", Kind: "GlobalRole", Name: "a", Hash: "1"},
-		{ID: "GlobalRole//b", Kind: "GlobalRole", Name: "b", Hash: "1"},
+		{ID: "GlobalRole//b", Kind: "GlobalRole", Name: "b", Hash: "1", Doc: map[string]any{"rights": []any{"x"}}},
 		{ID: "Role//gone", Kind: "Role", Name: "gone", Hash: "1"},
 	}
 	want := []*Resource{
 		{ID: "GlobalRole//a", Kind: "GlobalRole", Name: "a", Hash: "1"},
-		{ID: "GlobalRole//b", Kind: "GlobalRole", Name: "b", Hash: "2"},
-		{ID: "RightBundle//new", Kind: "RightBundle", Name: "new", Hash: "1"},
+		{ID: "GlobalRole//b", Kind: "GlobalRole", Name: "b", Hash: "2", Doc: map[string]any{"rights": []any{"x", "y"}}},
+		{ID: "RightBundle//new", Kind: "RightBundle", Name: "new", Hash: "1", Doc: map[string]any{"name": "new"}},
 	}
 	got := planResources(have, want)
 	require.Equal(t, []PlanEntry{
 		{Type: "GlobalRole", Name: "a", Action: ActionUnchanged},
-		{Type: "GlobalRole", Name: "b", Action: ActionReconfigured},
-		{Type: "RightBundle", Name: "new", Action: ActionCreated},
+		{Type: "GlobalRole", Name: "b", Action: ActionReconfigured, CurrentYAML: "rights:\n- x\n", PlannedYAML: "rights:\n- x\n- \"y\"\n"},
+		{Type: "RightBundle", Name: "new", Action: ActionCreated, PlannedYAML: "name: new\n"},
 		{Type: "Role", Name: "gone", Action: ActionDecommissioned},
 	}, got)
 }

@@ -265,6 +265,9 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 			svc.ErrorDetails = append(svc.ErrorDetails, ErrorDetail{Type: errType, Severity: SeverityError,
 				Message: fmt.Sprintf("%s is stuck at step %s; recover with POST /rollback or DELETE ?forceDelete=true", op.Type, op.Steps[i].Name)})
 		}
+		if svc.Progress != nil && svc.Progress.OperationID == op.ID {
+			svc.Progress.Outcome = outcome
+		}
 		if def, ok := operations[op.Type]; ok {
 			def.onFailure(svc, op, outcome)
 		}
@@ -297,6 +300,7 @@ func (m *core) finish(ctx context.Context, r *run) {
 		if svc.Progress != nil && svc.Progress.OperationID == op.ID {
 			svc.Progress.Percent = 100
 			svc.Progress.Message = "done"
+			svc.Progress.Outcome = OutcomeSucceeded
 		}
 	})
 	if err != nil {

@@ -221,6 +221,9 @@ type Progress struct {
 	Step        string `json:"step"`
 	Message     string `json:"message,omitempty"`
 	Percent     int    `json:"percent"`
+	// Outcome is set when the operation ends, so watchers see the end even
+	// when nothing else about the service changes.
+	Outcome string `json:"outcome,omitempty"`
 }
 
 // Resource is one custom resource a service manages, as the lifecycle

@@ -46,6 +46,10 @@ type HookReport struct {
 // PlanEntry says what an upgrade does with one resource.
 type PlanEntry struct {
 	Type, Name, Supervisor, Action string
+	// CurrentYAML and PlannedYAML are the resource before and after (empty
+	// where it does not exist, and for unchanged resources) so a client
+	// can show what a reconfiguration changes.
+	CurrentYAML, PlannedYAML string
 }
 
 // planResources classifies each resource as an upgrade would handle it.
@@ -53,17 +57,17 @@ func planResources(have []*Resource, want []*Resource) []PlanEntry {
 	d := diffResources(have, want)
 	out := make([]PlanEntry, 0, len(d.changes)+len(d.removed))
 	for _, c := range d.changes {
-		action := ActionCreated
+		e := PlanEntry{Type: c.want.Kind, Name: c.want.Name, Supervisor: c.want.Supervisor, Action: ActionCreated, PlannedYAML: docYAML(c.want.Doc)}
 		if c.have != nil {
-			action = ActionUnchanged
+			e.Action, e.PlannedYAML = ActionUnchanged, ""
 			if c.have.Hash != c.want.Hash {
-				action = ActionReconfigured
+				e.Action, e.CurrentYAML, e.PlannedYAML = ActionReconfigured, docYAML(c.have.Doc), docYAML(c.want.Doc)
 			}
 		}
-		out = append(out, PlanEntry{Type: c.want.Kind, Name: c.want.Name, Supervisor: c.want.Supervisor, Action: action})
+		out = append(out, e)
 	}
 	for _, r := range d.removed {
-		out = append(out, PlanEntry{Type: r.Kind, Name: r.Name, Supervisor: r.Supervisor, Action: ActionDecommissioned})
+		out = append(out, PlanEntry{Type: r.Kind, Name: r.Name, Supervisor: r.Supervisor, Action: ActionDecommissioned, CurrentYAML: docYAML(r.Doc)})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Type != out[j].Type {

@@ -115,3 +115,15 @@ func targetSupervisors(docs []*commonv1.Resource) []string {
 	slices.Sort(out)
 	return out
 }
+
+// docYAML renders a resource document for a plan; empty when there is none.
+func docYAML(doc map[string]any) string {
+	if doc == nil {
+		return ""
+	}
+	b, err := yaml.Marshal(doc)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}

@@ -162,8 +162,10 @@ func (m *core) applyRendered(ctx context.Context, svc *Service, rend *rendered, 
 // outcome of each.
 func (m *core) applyAll(ctx context.Context, svc *Service, resources []*Resource) {
 	overlays := m.overlayIndex(ctx, svc.ID)
+	progress := m.newApplyProgress(svc, resources)
 	_ = m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
 		m.applyOne(ctx, svc, resources[i], overlays)
+		progress.applied(ctx, resources[i])
 		return nil
 	})
 	_ = m.putResources(ctx, resources)

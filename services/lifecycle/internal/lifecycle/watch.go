@@ -16,11 +16,30 @@ type Event struct {
 	Revision       int64
 	Time           time.Time
 	Deleted        bool
+	// Progress is the running (or last) operation's step, so clients can
+	// follow progress on the stream instead of polling the state.
+	Progress *Progress
 }
 
 func eventOf(s *Service, deleted bool, now time.Time) Event {
-	return Event{ID: s.ID, Status: s.Status, Phase: s.Phase, LifecycleState: s.LifecycleState,
+	e := Event{ID: s.ID, Status: s.Status, Phase: s.Phase, LifecycleState: s.LifecycleState,
 		Version: s.Version, Revision: s.Revision, Time: now, Deleted: deleted}
+	if s.Progress != nil {
+		p := *s.Progress
+		e.Progress = &p
+	}
+	return e
+}
+
+// sameAs tells whether e shows nothing new compared with o.
+func (e Event) sameAs(o Event) bool {
+	if e.Status != o.Status || e.Phase != o.Phase || e.LifecycleState != o.LifecycleState || e.Version != o.Version {
+		return false
+	}
+	if (e.Progress == nil) != (o.Progress == nil) {
+		return false
+	}
+	return e.Progress == nil || *e.Progress == *o.Progress
 }
 
 // hub fans service events out to watchers. A slow watcher loses
@@ -77,7 +96,7 @@ func (h *hub) unsubscribe(id string, s *sub) {
 // Watch streams a service's status, phase and lifecycle state changes,
 // starting with its current state, until ctx ends or the service is
 // deleted (the last event then has Deleted set). Consecutive events with
-// the same status, phase, state and version are collapsed.
+// the same status, phase, state, version and progress are collapsed.
 func (m *Manager) Watch(ctx context.Context, id string, send func(Event) error) error {
 	s := m.hub.subscribe(id)
 	defer m.hub.unsubscribe(id, s)
@@ -97,7 +116,7 @@ func (m *Manager) Watch(ctx context.Context, id string, send func(Event) error) 
 			if e.Deleted {
 				return send(e)
 			}
-			if e.Status == last.Status && e.Phase == last.Phase && e.LifecycleState == last.LifecycleState && e.Version == last.Version {
+			if e.sameAs(last) {
 				continue
 			}
 			last = e

@@ -94,9 +94,7 @@ func stateProto(v *lifecycle.StateView) *lifecyclev1.State {
 		st.PreCheckStatus = v.PreCheck.Status
 		st.ResourceChecks = resourceChecksProto(v.PreCheck.ResourceChecks)
 	}
-	if p := v.Progress; p != nil {
-		st.Operation = &lifecyclev1.OperationProgress{Id: p.OperationID, Type: p.Type, Step: p.Step, Message: p.Message, Percent: int32(p.Percent)}
-	}
+	st.Operation = progressProto(v.Progress)
 	for _, o := range v.Orphans {
 		st.OrphanedResources = append(st.OrphanedResources, &lifecyclev1.ResourceInfo{
 			Type: o.Kind, Name: o.Name, Namespace: o.Target.Scope, Status: "Orphaned", Message: o.Message + " (target " + o.Target.String() + ")",
@@ -160,9 +158,18 @@ func planProto(p *lifecycle.UpgradePlan) *lifecyclev1.UpgradePlan {
 		out.DynamicChecks = &commonv1.PreCheckReport{PreCheckStatus: p.Dynamic.Status, ResourceChecks: resourceChecksProto(p.Dynamic.ResourceChecks)}
 	}
 	for _, r := range p.Resources {
-		out.Resources = append(out.Resources, &lifecyclev1.ResourcePlanEntry{Type: r.Type, Name: r.Name, Supervisor: r.Supervisor, Action: r.Action})
+		out.Resources = append(out.Resources, &lifecyclev1.ResourcePlanEntry{Type: r.Type, Name: r.Name, Supervisor: r.Supervisor, Action: r.Action,
+			CurrentYaml: r.CurrentYAML, PlannedYaml: r.PlannedYAML})
 	}
 	return out
+}
+
+// progressProto converts an operation's progress; nil stays nil.
+func progressProto(p *lifecycle.Progress) *lifecyclev1.OperationProgress {
+	if p == nil {
+		return nil
+	}
+	return &lifecyclev1.OperationProgress{Id: p.OperationID, Type: p.Type, Step: p.Step, Message: p.Message, Percent: int32(p.Percent), Outcome: p.Outcome}
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }

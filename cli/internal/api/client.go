@@ -1,0 +1,204 @@
+// Package api is vcfctl's client of the REST /v2 surface: plain net/http,
+// JSON bodies as the gateway writes them, the watch stream as NDJSON.
+package api
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+)
+
+// Accept is the media type (with API version) every request sends.
+const Accept = "application/json;version=41.0.0-alpha"
+
+// Client talks to one server.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+	// stream has no overall timeout: a watch lasts as long as its context.
+	stream *http.Client
+}
+
+// New builds a client for server (http:// or https://); caFile, when set,
+// is the PEM bundle that verifies the server's certificate.
+func New(server, token, caFile string) (*Client, error) {
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("server %q is not an http:// or https:// URL", server)
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile) //nolint:gosec // the user names the CA file
+		if err != nil {
+			return nil, fmt.Errorf("read --ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--ca-file %s holds no PEM certificate", caFile)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &Client{
+		base:   strings.TrimSuffix(u.String(), "/"),
+		token:  token,
+		http:   &http.Client{Transport: tr, Timeout: 2 * time.Minute},
+		stream: &http.Client{Transport: tr},
+	}, nil
+}
+
+// Error is a non-2xx answer.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("server answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+}
+
+// IsNotFound tells whether err is a 404 answer.
+func IsNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == http.StatusNotFound
+}
+
+func (c *Client) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
+	var rd io.Reader
+	switch v := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(v)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("encode request: %w", err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("build request: %w", err)
+	}
+	req.Header.Set("Accept", Accept)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	return req, nil
+}
+
+// Do sends a request and returns the body of a 2xx answer. body is
+// JSON-encoded unless it is already []byte.
+func (c *Client) Do(ctx context.Context, method, path string, body any) ([]byte, error) {
+	req, err := c.request(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.transportError(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, errorOf(resp.StatusCode, raw)
+	}
+	return raw, nil
+}
+
+// transportError names the server once instead of the whole request URL.
+func (c *Client) transportError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return fmt.Errorf("cannot reach %s: %w", c.base, err)
+}
+
+func errorOf(status int, raw []byte) error {
+	var body struct {
+		Message string `json:"message"`
+	}
+	msg := strings.TrimSpace(string(raw))
+	if json.Unmarshal(raw, &body) == nil && body.Message != "" {
+		msg = body.Message
+	}
+	if status == http.StatusUnauthorized {
+		msg += " (check the token: 'vcfctl login' or VCFCTL_TOKEN)"
+	}
+	return &Error{Status: status, Message: msg}
+}
+
+// Watch streams the service's watch route, calling fn with every event's
+// raw JSON (the "result" object) until the stream ends, fn returns an
+// error, or ctx ends. ErrStop from fn ends the watch without error.
+func (c *Client) Watch(ctx context.Context, id string, fn func(raw json.RawMessage) error) error {
+	path := "/v2/vcf-services/" + url.PathEscape(id) + "/watch"
+	req, err := c.request(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.stream.Do(req)
+	if err != nil {
+		return c.transportError(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode/100 != 2 {
+		raw, _ := io.ReadAll(resp.Body)
+		return errorOf(resp.StatusCode, raw)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
+			continue
+		}
+		var m struct {
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal(line, &m); err != nil {
+			return fmt.Errorf("watch %s: bad event %q: %w", id, line, err)
+		}
+		if m.Error != nil {
+			return fmt.Errorf("watch %s: %s", id, m.Error.Message)
+		}
+		if err := fn(m.Result); err != nil {
+			if errors.Is(err, ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("watch %s: %w", id, err)
+	}
+	return nil
+}
+
+// ErrStop ends a watch from its callback.
+var ErrStop = errors.New("stop watching")

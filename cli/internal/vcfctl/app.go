@@ -1,0 +1,159 @@
+// Package vcfctl is the vcfctl command line: cobra commands over the REST
+// /v2 surface, contexts, output formats, --wait and progress.
+package vcfctl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/vcfsm/vcfsm/cli/internal/api"
+	"github.com/vcfsm/vcfsm/cli/internal/config"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitError   = 1
+	ExitUsage   = 2
+	ExitBlocked = 3
+)
+
+// Version is set at build time (-ldflags "-X ...vcfctl.Version=...").
+var Version = "dev"
+
+// IO is where a command reads and writes; Out decides terminal features.
+type IO struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+}
+
+// App is one invocation.
+type App struct {
+	io      IO
+	env     config.Env
+	context string // --context
+	// tty is true when Out is a terminal (progress bars, colours).
+	tty bool
+}
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// errBlocked is returned after the blocking details were printed.
+var errBlocked = &exitError{code: ExitBlocked, err: errors.New("blocked")}
+
+// Run executes vcfctl with args (without the program name) and returns
+// the exit code.
+func Run(ctx context.Context, args []string, streams IO, env config.Env) int {
+	a := &App{io: streams, env: env}
+	if f, ok := streams.Out.(*os.File); ok {
+		a.tty = term.IsTerminal(int(f.Fd())) //nolint:gosec // a file descriptor fits an int
+	}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(streams.In)
+	root.SetOut(streams.Out)
+	root.SetErr(streams.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee != errBlocked {
+			_, _ = fmt.Fprintln(streams.Err, "Error:", ee.err)
+		}
+		return ee.code
+	}
+	_, _ = fmt.Fprintln(streams.Err, "Error:", err)
+	if isUsage(err) {
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// isUsage recognises cobra's own usage errors that bypass the flag error
+// function (an unknown top-level command).
+func isUsage(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command ")
+}
+
+func (a *App) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "vcfctl",
+		Short:         "Drive the VCF Service Manager: services, contexts, plans and progress",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
+	root.PersistentFlags().StringVar(&a.context, "context", "", "context to use (default: VCFCTL_CONTEXT, then the current context)")
+	root.AddCommand(a.loginCmd(), a.contextCmd(), a.serviceCmd(), a.inventoryCmd(), a.catalogCmd(),
+		a.supervisorCmd(), a.versionCmd(), a.completionCmd(root))
+	return root
+}
+
+// client connects with the resolved context.
+func (a *App) client() (*api.Client, error) {
+	path, err := config.Path(a.env)
+	if err != nil {
+		return nil, err
+	}
+	f, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := config.Resolve(f, a.context, a.env)
+	if err != nil {
+		return nil, err
+	}
+	return api.New(r.Server, r.Token, r.CAFile)
+}
+
+// exactArgs is cobra.ExactArgs with a usage exit code and the names.
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != len(names) {
+			return usageErr("expected %d argument(s) (%s), got %d", len(names), strings.Join(names, ", "), len(args))
+		}
+		return nil
+	}
+}
+
+func (a *App) printf(format string, args ...any) {
+	_, _ = fmt.Fprintf(a.io.Out, format, args...)
+}
+
+// group is a command that only holds subcommands: without one it prints
+// its help; an unknown one is a usage error.
+func group(use, short string, aliases ...string) *cobra.Command {
+	return &cobra.Command{
+		Use:     use,
+		Short:   short,
+		Aliases: aliases,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageErr("unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+}

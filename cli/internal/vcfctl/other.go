@@ -1,0 +1,273 @@
+package vcfctl
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+
+	"github.com/vcfsm/vcfsm/cli/internal/api"
+)
+
+func (a *App) watchCmd() *cobra.Command {
+	var output string
+	c := &cobra.Command{
+		Use:   "watch SERVICE [-o table|json]",
+		Short: "Print one line per change of the service (json: the events as NDJSON) until it is deleted or interrupted",
+		Args:  exactArgs("SERVICE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				err := cl.Watch(cmd.Context(), id, func(raw json.RawMessage) error {
+					if output == formatJSON {
+						return a.writeRaw(formatJSON, raw)
+					}
+					var ev lifecyclev1.WatchServiceResponse
+					if err := decode(raw, &ev); err != nil {
+						return err
+					}
+					a.printf("%s\n", watchLine(&ev))
+					return nil
+				})
+				if errors.Is(err, context.Canceled) {
+					return nil // interrupted: the normal way to stop watching
+				}
+				return err
+			})
+		},
+	}
+	outputFlag(c, &output, formatTable, formatJSON)
+	return c
+}
+
+// watchLine is one human line per event, with its timestamp.
+func watchLine(ev *lifecyclev1.WatchServiceResponse) string {
+	ts := ev.GetTime()
+	if t, err := time.Parse(time.RFC3339Nano, ts); err == nil {
+		ts = t.UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	if ev.GetDeleted() {
+		return ts + "  deleted"
+	}
+	parts := []string{ts, ev.GetStatus(), ev.GetLifecycleState(), "version " + ev.GetVersion()}
+	if ev.GetPhase() != "" {
+		parts = append(parts, "phase "+ev.GetPhase())
+	}
+	if op := ev.GetOperation(); op != nil && op.GetStep() != "" {
+		parts = append(parts, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", op.GetType(), op.GetStep(), percentText(op.GetPercent()), op.GetMessage())))
+	}
+	return strings.TrimSpace(strings.Join(parts, "  "))
+}
+
+func (a *App) inventoryCmd() *cobra.Command {
+	c := group("inventory", "Read or replace the platform inventory (regions and Supervisors)")
+	var output string
+	get := &cobra.Command{
+		Use:   "get [-o yaml|json]",
+		Short: "Print the platform inventory",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := a.client()
+			if err != nil {
+				return err
+			}
+			raw, err := cl.Do(cmd.Context(), http.MethodGet, "/v2/inventory", nil)
+			if err != nil {
+				return err
+			}
+			return a.writeRaw(output, raw)
+		},
+	}
+	outputFlag(get, &output, formatYAML, formatJSON)
+	set := &cobra.Command{
+		Use:   "set FILE",
+		Short: "Replace the platform inventory with FILE (YAML or JSON)",
+		Args:  exactArgs("FILE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := os.ReadFile(args[0])
+			if err != nil {
+				return fmt.Errorf("read inventory: %w", err)
+			}
+			body, err := yaml.YAMLToJSON(b)
+			if err != nil {
+				return fmt.Errorf("inventory %s is neither YAML nor JSON: %w", args[0], err)
+			}
+			cl, err := a.client()
+			if err != nil {
+				return err
+			}
+			raw, err := cl.Do(cmd.Context(), http.MethodPut, "/v2/inventory", body)
+			if err != nil {
+				return err
+			}
+			var resp lifecyclev1.PutPlatformInventoryResponse
+			if err := decode(raw, &resp); err != nil {
+				return err
+			}
+			a.printf("Inventory replaced: %d region(s)\n", len(resp.GetInventory().GetRegions()))
+			for _, s := range resp.GetSupervisorUpgrades() {
+				a.writeSupervisorCheck(s)
+			}
+			return nil
+		},
+	}
+	c.AddCommand(get, set)
+	return c
+}
+
+func (a *App) catalogCmd() *cobra.Command {
+	c := group("catalog", "Registered bundle versions (upgrade targets)")
+	var output, name string
+	list := &cobra.Command{
+		Use:   "list [--name NAME] [-o table|json|yaml]",
+		Short: "List registered versions",
+		Args:  exactArgs(),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cl, err := a.client()
+			if err != nil {
+				return err
+			}
+			path := "/v2/vcf-service-versions"
+			if name != "" {
+				path += "?" + url.Values{"name": {name}}.Encode()
+			}
+			raw, err := cl.Do(cmd.Context(), http.MethodGet, path, nil)
+			if err != nil {
+				return err
+			}
+			if output != formatTable {
+				return a.writeRaw(output, raw)
+			}
+			var l lifecyclev1.ListServiceVersionsResponse
+			if err := decode(raw, &l); err != nil {
+				return err
+			}
+			t := newTable("NAME", "VERSION", "STATUS", "SOURCE", "MESSAGE")
+			for _, v := range l.GetVersions() {
+				t.row(v.GetName(), v.GetVersion(), v.GetStatus(), v.GetSource(), v.GetMessage())
+			}
+			t.write(a.io.Out, a.colour())
+			return nil
+		},
+	}
+	list.Flags().StringVar(&name, "name", "", "only this package name")
+	outputFlag(list, &output, formatTable, formatJSON, formatYAML)
+	add := &cobra.Command{
+		Use:   "add SOURCE",
+		Short: "Register a bundle version without installing it",
+		Args:  exactArgs("SOURCE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cl, err := a.client()
+			if err != nil {
+				return err
+			}
+			raw, err := cl.Do(cmd.Context(), http.MethodPost, "/v2/vcf-service-versions", map[string]any{"source": args[0]})
+			if err != nil {
+				return err
+			}
+			var v lifecyclev1.ServiceVersion
+			if err := decode(raw, &v); err != nil {
+				return err
+			}
+			a.printf("Registered %s (status %s)\n", orDash(strings.TrimSpace(v.GetName()+" "+v.GetVersion())), v.GetStatus())
+			return nil
+		},
+	}
+	c.AddCommand(list, add)
+	return c
+}
+
+func (a *App) supervisorCmd() *cobra.Command {
+	c := group("supervisor", "Supervisor upgrades against installed services")
+	var version string
+	check := &cobra.Command{
+		Use:   "check SUPERVISOR --version VERSION",
+		Short: "What a Supervisor upgrade would break (exit 3 when it is blocked)",
+		Args:  exactArgs("SUPERVISOR"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if version == "" {
+				return usageErr("--version is required")
+			}
+			cl, err := a.client()
+			if err != nil {
+				return err
+			}
+			raw, err := cl.Do(cmd.Context(), http.MethodPost, "/v2/supervisors/"+url.PathEscape(args[0])+"/upgrade-check",
+				map[string]any{"targetVersion": version})
+			if err != nil {
+				return err
+			}
+			var r lifecyclev1.CheckSupervisorUpgradeResponse
+			if err := decode(raw, &r); err != nil {
+				return err
+			}
+			a.writeSupervisorCheck(&r)
+			if r.GetBlocked() {
+				return errBlocked
+			}
+			return nil
+		},
+	}
+	check.Flags().StringVar(&version, "version", "", "the Supervisor's target version")
+	c.AddCommand(check)
+	return c
+}
+
+func (a *App) writeSupervisorCheck(r *lifecyclev1.CheckSupervisorUpgradeResponse) {
+	verdict := "allowed"
+	if r.GetBlocked() {
+		verdict = "BLOCKED"
+	}
+	a.printf("Supervisor %s -> %s: %s\n", r.GetSupervisor(), r.GetTargetVersion(), verdict)
+	t := newTable("SERVICE", "VERSION", "SEVERITY", "MESSAGE")
+	for _, s := range r.GetServices() {
+		if len(s.GetResults()) == 0 {
+			t.row(s.GetName(), s.GetVersion(), "INFO", "compatible")
+		}
+		for _, c := range s.GetResults() {
+			t.row(s.GetName(), s.GetVersion(), c.GetSeverity(), c.GetMessage())
+		}
+	}
+	t.write(a.io.Out, a.colour())
+}
+
+func (a *App) versionCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print vcfctl's version",
+		Args:  exactArgs(),
+		RunE: func(_ *cobra.Command, _ []string) error {
+			a.printf("vcfctl %s\n", Version)
+			return nil
+		},
+	}
+}
+
+func (a *App) completionCmd(root *cobra.Command) *cobra.Command {
+	return &cobra.Command{
+		Use:       "completion bash|zsh|fish",
+		Short:     "Print a shell completion script",
+		Args:      exactArgs("SHELL"),
+		ValidArgs: []string{"bash", "zsh", "fish"},
+		RunE: func(_ *cobra.Command, args []string) error {
+			switch args[0] {
+			case "bash":
+				return root.GenBashCompletionV2(a.io.Out, true)
+			case "zsh":
+				return root.GenZshCompletion(a.io.Out)
+			case "fish":
+				return root.GenFishCompletion(a.io.Out, true)
+			}
+			return usageErr("completion %q: choose bash, zsh or fish", args[0])
+		},
+	}
+}

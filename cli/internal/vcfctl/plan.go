@@ -1,0 +1,184 @@
+package vcfctl
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+
+	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
+	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+
+	"github.com/vcfsm/vcfsm/cli/internal/api"
+)
+
+func (a *App) planCmd() *cobra.Command {
+	var source, version, output string
+	c := &cobra.Command{
+		Use:   "plan SERVICE --source URL [-o table|json|yaml]",
+		Short: "Preview an upgrade: version path, checks, hook results and resource changes with diffs",
+		Long: "Preview an upgrade without changing anything. Exits 3 when the upgrade would be blocked,\n" +
+			"so scripts can gate an upgrade on its plan.",
+		Args: exactArgs("SERVICE"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if (source == "") == (version == "") {
+				return usageErr("give exactly one of --source URL and --version VERSION (a registered version)")
+			}
+			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				raw, err := cl.Do(cmd.Context(), http.MethodPost, servicePath(id, "upgrade-plan"),
+					map[string]any{"source": source, "targetVersion": version})
+				if err != nil {
+					return err
+				}
+				var p lifecyclev1.UpgradePlan
+				if err := decode(raw, &p); err != nil {
+					return err
+				}
+				if output != formatTable {
+					err = a.writeRaw(output, raw)
+				} else {
+					writePlan(a.io.Out, &p, a.colour())
+				}
+				if err == nil && !p.GetAllowed() {
+					return errBlocked
+				}
+				return err
+			})
+		},
+	}
+	c.Flags().StringVar(&source, "source", "", "bundle URL of the version to preview")
+	c.Flags().StringVar(&version, "version", "", "a registered catalog version to preview instead of --source")
+	outputFlag(c, &output, formatTable, formatJSON, formatYAML)
+	return c
+}
+
+// writePlan renders an upgrade plan for a person.
+func writePlan(w io.Writer, p *lifecyclev1.UpgradePlan, colour bool) {
+	verdict := "allowed"
+	if !p.GetAllowed() {
+		verdict = "BLOCKED"
+	}
+	if colour {
+		verdict = statusColour(verdict) + verdict + "\x1b[0m"
+	}
+	_, _ = fmt.Fprintf(w, "Upgrade %s -> %s: %s\n", p.GetFromVersion(), p.GetToVersion(), verdict)
+	path := append([]string{p.GetFromVersion()}, p.GetSuggestedPath()...)
+	if len(p.GetSuggestedPath()) == 0 {
+		path = append(path, p.GetToVersion())
+	}
+	_, _ = fmt.Fprintf(w, "Path: %s\n", strings.Join(path, " -> "))
+	for _, r := range p.GetBlockingReasons() {
+		_, _ = fmt.Fprintf(w, "  blocked: %s\n", r)
+	}
+	for _, e := range p.GetConfigurationErrors() {
+		_, _ = fmt.Fprintf(w, "  configuration: %s\n", e)
+	}
+
+	_, _ = fmt.Fprintln(w, "\nChecks:")
+	t := newTable("SEVERITY", "KIND", "SUBJECT", "MESSAGE")
+	for _, c := range p.GetCompatibility() {
+		t.row(c.GetSeverity(), c.GetKind(), orDash(c.GetSubject()), c.GetMessage())
+	}
+	addHook(t, p.GetHook())
+	if d := p.GetDynamicChecks(); d != nil {
+		t.row(severityOf(d.GetPreCheckStatus()), "PRECHECKS", "-", "dynamic pre-checks "+orDash(d.GetPreCheckStatus()))
+		addResourceChecks(t, d.GetResourceChecks())
+	}
+	t.write(w, colour)
+
+	_, _ = fmt.Fprintln(w, "\nResources:")
+	rt := newTable("ACTION", "TYPE", "NAME", "SUPERVISOR")
+	for _, r := range p.GetResources() {
+		rt.row(r.GetAction(), r.GetType(), orDash(r.GetName()), orDash(r.GetSupervisor()))
+	}
+	rt.write(w, colour)
+	for _, r := range p.GetResources() {
+		if r.GetAction() != "reconfigured" {
+			continue
+		}
+		_, _ = fmt.Fprintf(w, "\n%s %s%s:\n", r.GetType(), r.GetName(), onSupervisor(r.GetSupervisor()))
+		writeDiff(w, r, colour)
+	}
+}
+
+func addHook(t *table, h *lifecyclev1.HookReport) {
+	if h == nil || !h.GetConfigured() {
+		t.row("INFO", "HOOK", "-", "no pre-check hook declared")
+		return
+	}
+	for _, r := range h.GetResults() {
+		t.row(strings.ToUpper(r.GetSeverity()), "HOOK", orDash(h.GetEndpoint()), r.GetMessage())
+	}
+	if h.GetFailure() != "" {
+		t.row("ERROR", "HOOK", orDash(h.GetEndpoint()), h.GetFailure())
+	}
+	if len(h.GetResults()) == 0 && h.GetFailure() == "" {
+		t.row("INFO", "HOOK", orDash(h.GetEndpoint()), "hook reported nothing")
+	}
+}
+
+func addResourceChecks(t *table, rcs []*commonv1.ResourceCheck) {
+	for _, rc := range rcs {
+		if rc.GetStatus() == "Passed" {
+			continue
+		}
+		for _, c := range rc.GetChecks() {
+			t.row(severityOf(c.GetStatus()), "PRECHECK", rc.GetType()+"/"+rc.GetName(), c.GetName()+": "+c.GetMessage())
+		}
+	}
+}
+
+func severityOf(status string) string {
+	switch status {
+	case "Failed":
+		return "ERROR"
+	case "Warning":
+		return "WARNING"
+	}
+	return "INFO"
+}
+
+func onSupervisor(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " on " + s
+}
+
+// writeDiff prints the unified diff of a reconfigured resource's YAML.
+func writeDiff(w io.Writer, r *lifecyclev1.ResourcePlanEntry, colour bool) {
+	text, err := difflib.GetUnifiedDiffString(difflib.UnifiedDiff{
+		A: yamlLines(r.GetCurrentYaml()), B: yamlLines(r.GetPlannedYaml()),
+		FromFile: "current", ToFile: "planned", Context: 3,
+	})
+	if err != nil || text == "" {
+		_, _ = fmt.Fprintln(w, "  (no YAML difference reported)")
+		return
+	}
+	for _, line := range strings.SplitAfter(text, "\n") {
+		if line == "" {
+			continue
+		}
+		if colour {
+			switch {
+			case strings.HasPrefix(line, "+") && !strings.HasPrefix(line, "+++"):
+				line = "\x1b[32m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n"
+			case strings.HasPrefix(line, "-") && !strings.HasPrefix(line, "---"):
+				line = "\x1b[31m" + strings.TrimSuffix(line, "\n") + "\x1b[0m\n"
+			}
+		}
+		_, _ = io.WriteString(w, "  "+line)
+	}
+}
+
+// yamlLines splits a document into lines that keep their newline.
+func yamlLines(s string) []string {
+	lines := strings.SplitAfter(s, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}

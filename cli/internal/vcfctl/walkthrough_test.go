@@ -1,0 +1,226 @@
+package vcfctl_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
+
+	"github.com/vcfsm/vcfsm/cli/internal/vcfctl"
+)
+
+// The README walkthrough with vcfctl alone, from login to delete --wait:
+// every command's output and exit code.
+func TestWalkthrough(t *testing.T) {
+	w := newWorld(t)
+	src1, src2, src3 := w.publish(t, v1), w.publish(t, v2), w.publish(t, v3)
+
+	// Login: the context is saved 0600 and the token never printed.
+	tokenFile := filepath.Join(w.tmp, "token")
+	require.NoError(t, os.WriteFile(tokenFile, []byte(onebox.Token+"\n"), 0o600))
+	bad := w.runIO(t, strings.NewReader("wrong-token\n"), "login", "--server", w.box.URL, "--token-stdin")
+	require.Equal(t, vcfctl.ExitError, bad.code, "a wrong token fails the login")
+	require.Contains(t, bad.errOut, "401")
+	out := w.ok(t, "login", "--server", w.box.URL, "--token-file", tokenFile, "--context", "box")
+	require.Contains(t, out, `context "box"`)
+	require.NotContains(t, out, onebox.Token)
+	cfg := filepath.Join(w.env["XDG_CONFIG_HOME"], "vcfctl", "config.yaml")
+	info, err := os.Stat(cfg)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	out = w.ok(t, "context", "list")
+	require.Regexp(t, `\*\s+box\s+`+w.box.URL, out)
+	require.NotContains(t, out, onebox.Token)
+	require.Equal(t, vcfctl.ExitUsage, w.run(t, "login", "--server", w.box.URL).code, "login without a token is a usage error")
+
+	// The platform inventory.
+	invFile := filepath.Join(w.tmp, "inv.yaml")
+	require.NoError(t, os.WriteFile(invFile, []byte(inventoryYAML), 0o600))
+	require.Contains(t, w.ok(t, "inventory", "set", invFile), "Inventory replaced: 2 region(s)")
+	require.Contains(t, w.ok(t, "inventory", "get"), "supervisor-eu1")
+	require.Contains(t, w.ok(t, "inventory", "get", "-o", "json"), `"supervisor-vc1"`)
+
+	// 1. Create and wait for Unresolved.
+	out = w.ok(t, "service", "create", src1, "--wait")
+	require.Contains(t, out, "create: register: download")
+	require.Regexp(t, `create urn:vcloud:entity:broadcom:vcfService:[0-9a-f-]{36}: Unresolved \(inactive, version 1\.0\.0\)`, out)
+	out = w.ok(t, "service", "list")
+	require.Regexp(t, `arcturus\.galaxy\.com\s+1\.0\.0\s+Unresolved\s+inactive`, out)
+	out = w.ok(t, "service", "get", "arcturus.galaxy.com")
+	require.Regexp(t, `Version\s+1\.0\.0`, out)
+	id := field(t, out, "ID")
+	uuid := strings.TrimPrefix(id, "urn:vcloud:entity:broadcom:vcfService:")
+	require.Contains(t, w.ok(t, "service", "get", uuid, "-o", "yaml"), "name: arcturus.galaxy.com", "a uuid names the service")
+
+	// 2. Preview values, resources, grants, provenance.
+	require.Contains(t, w.ok(t, "service", "render", "arcturus.galaxy.com", "values"), "hostSupervisor")
+	require.Contains(t, w.ok(t, "service", "render", "arcturus.galaxy.com", "resources"), "kind: GlobalRole")
+	grants := w.ok(t, "service", "render", "arcturus.galaxy.com", "grants")
+	require.Contains(t, w.ok(t, "service", "render", "arcturus.galaxy.com", "provenance"), "PATH")
+	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "render", "arcturus.galaxy.com", "everything").code)
+	valuesFile := filepath.Join(w.tmp, "values.yaml")
+	require.NoError(t, os.WriteFile(valuesFile, []byte("hookCA: my-ca\n"), 0o600))
+	require.Contains(t, w.ok(t, "service", "render", "arcturus.galaxy.com", "values", "--values-file", valuesFile), "hookCA: my-ca")
+	require.Regexp(t, `hookCA\s+user\s+"?my-ca`, w.ok(t, "service", "render", "arcturus.galaxy.com", "provenance", "--values-file", valuesFile))
+	require.Contains(t, w.ok(t, "service", "render", "arcturus.galaxy.com", "resources", "--values-file", valuesFile), "name: hook-ca",
+		"the user's values reach the rendered resources")
+
+	// 3. Activation needs the acceptances; then Healthy.
+	r := w.run(t, "service", "activate", "arcturus.galaxy.com", "--accept-rendered-grants")
+	require.Equal(t, vcfctl.ExitUsage, r.code, "%s", r.errOut)
+	require.Contains(t, r.errOut, "--accept-eula")
+	grantsFile := filepath.Join(w.tmp, "grants.json")
+	require.NoError(t, os.WriteFile(grantsFile, []byte(grants), 0o600))
+	out = w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-grants", grantsFile, "--wait")
+	require.Contains(t, out, "activate: activate: ")
+	require.Contains(t, out, ": Healthy (active, version 1.0.0)")
+
+	// 4. A watch follows everything below as NDJSON until the delete.
+	watched, watchedTable := w.background(t, "service", "watch", id, "-o", "json"), w.background(t, "service", "watch", "arcturus.galaxy.com")
+
+	// 5. Plan and upgrade to 2.0.0.
+	out = w.ok(t, "service", "plan", "arcturus.galaxy.com", "--source", src2)
+	require.Contains(t, out, "Upgrade 1.0.0 -> 2.0.0: allowed")
+	require.Contains(t, out, "storage is ready", "the hook's result is shown")
+	require.Regexp(t, `reconfigured\s+GlobalRole\s+arcturus-admin`, out)
+	require.Regexp(t, `created\s+RightBundle\s+arcturus-rights`, out)
+	require.Regexp(t, `decommissioned\s+VcfaServiceAccount\s+arcturus-sa`, out)
+	require.Regexp(t, `unchanged\s+SupervisorService\s+arcturus-install\s+supervisor-vc1`, out)
+	require.Contains(t, out, "\n  +  - RIGHT_ORG_TRAVERSE\n", "the unified diff shows the new right")
+	require.Contains(t, out, "--- current")
+	out = w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src2, "--wait")
+	require.Contains(t, out, ": Healthy (active, version 2.0.0)")
+	r = w.run(t, "service", "plan", "arcturus.galaxy.com", "--source", src2)
+	require.Equal(t, vcfctl.ExitError, r.code, "a refused request is an error, not a usage error")
+	require.Contains(t, r.errOut, "version 2.0.0 is already installed")
+
+	// 6. An upgrade the hook refuses: plan and upgrade --wait exit 3 with
+	// the hook's message.
+	w.hook.answer(http.StatusOK, `{"results":[{"severity":"ERROR","message":"backing PVC is not bound"}]}`)
+	r = w.run(t, "service", "plan", "arcturus.galaxy.com", "--source", src3)
+	require.Equal(t, vcfctl.ExitBlocked, r.code, "%s %s", r.out, r.errOut)
+	require.Contains(t, r.out, "Upgrade 2.0.0 -> 3.0.0: BLOCKED")
+	require.Regexp(t, `ERROR\s+HOOK\s+\S+\s+backing PVC is not bound`, r.out)
+	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src3, "--wait")
+	require.Equal(t, vcfctl.ExitBlocked, r.code, "%s %s", r.out, r.errOut)
+	require.Contains(t, r.errOut, "upgrade "+id+" did not reach its goal: operation Failed")
+	require.Regexp(t, `ERROR InstallTask: .*backing PVC is not bound`, r.errOut)
+	require.Regexp(t, `Version\s+2\.0\.0`, w.ok(t, "service", "get", id), "the installed version stays")
+	// Again: the bundle is cached now and the refusal may come before the
+	// CLI looks; it is still this upgrade's refusal.
+	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src3, "--wait")
+	require.Equal(t, vcfctl.ExitBlocked, r.code, "%s %s", r.out, r.errOut)
+	require.Contains(t, r.errOut, "backing PVC is not bound")
+	w.hook.answer(http.StatusOK, `{"results":[]}`)
+
+	// 7. History, rollback, pause, resume.
+	out = w.ok(t, "service", "history", "arcturus.galaxy.com")
+	require.Regexp(t, `upgrade\s+1\.0\.0\s+2\.0\.0\s+Succeeded`, out)
+	require.Regexp(t, `upgrade\s+2\.0\.0\s+3\.0\.0\s+Failed`, out)
+	require.Contains(t, out, "Last known good version: 2.0.0")
+	out = w.ok(t, "service", "rollback", "arcturus.galaxy.com", "--to", "1.0.0", "--wait")
+	require.Contains(t, out, ": Healthy (active, version 1.0.0)")
+	require.Contains(t, w.ok(t, "service", "pause", "arcturus.galaxy.com", "--wait"), "(paused, version 1.0.0)")
+	require.Contains(t, w.ok(t, "service", "resume", "arcturus.galaxy.com", "--wait"), ": Healthy (active, version 1.0.0)")
+
+	// 8. Lists: a second service, pages, sorting, FIQL.
+	vega := v1
+	vega.Name = "vega.galaxy.com"
+	w.ok(t, "service", "create", w.publish(t, vega), "--wait")
+	out = w.ok(t, "service", "list", "--page-size", "1", "--sort", "name")
+	require.Contains(t, out, "arcturus.galaxy.com")
+	require.NotContains(t, out, "vega.galaxy.com")
+	require.Contains(t, out, "(page 1 of 2, 2 services; --all-pages for all)")
+	out = w.ok(t, "service", "list", "--page-size", "1", "--sort", "name", "--desc", "--all-pages")
+	require.Regexp(t, `(?s)vega\.galaxy\.com.*\narcturus\.galaxy\.com`, out, "descending, every page")
+	out = w.ok(t, "service", "list", "--page-size", "1", "--all-pages", "-o", "json")
+	require.Equal(t, 2, strings.Count(canonicalJSON(t, out), `"name": `), "one result set with both services: %s", out)
+	out = w.ok(t, "service", "list", "--filter", "name==vega*")
+	require.Contains(t, out, "vega.galaxy.com")
+	require.NotContains(t, out, "arcturus.galaxy.com")
+	w.ok(t, "service", "delete", "vega.galaxy.com", "--wait")
+
+	// 9. Catalog and Supervisor checks.
+	require.Contains(t, w.ok(t, "catalog", "add", src2), "Registered")
+	require.Eventually(t, func() bool {
+		return strings.Contains(w.ok(t, "catalog", "list"), "2.0.0")
+	}, time.Minute, 50*time.Millisecond)
+	out = w.ok(t, "supervisor", "check", "supervisor-vc1", "--version", "9.1.0.0")
+	require.Contains(t, out, "Supervisor supervisor-vc1 -> 9.1.0.0: allowed")
+	require.Contains(t, out, "arcturus.galaxy.com")
+
+	// 10. Delete and wait until gone; the watch saw it all and ended.
+	out = w.ok(t, "service", "delete", "arcturus.galaxy.com", "--wait")
+	require.Contains(t, out, "delete: deleted")
+	require.NotContains(t, w.ok(t, "service", "list"), "arcturus")
+	r = w.run(t, "service", "get", "arcturus.galaxy.com")
+	require.Equal(t, vcfctl.ExitError, r.code)
+	require.Contains(t, r.errOut, `no service named "arcturus.galaxy.com"`)
+	select {
+	case wr := <-watched:
+		require.Equal(t, 0, wr.code, "%s", wr.errOut)
+		lines := strings.Split(strings.TrimSpace(wr.out), "\n")
+		require.Greater(t, len(lines), 5)
+		var compact []string
+		for _, l := range lines {
+			var c bytes.Buffer
+			require.NoError(t, json.Compact(&c, []byte(l)), "one JSON document per line: %q", l)
+			compact = append(compact, c.String())
+		}
+		require.Contains(t, strings.Join(compact, "\n"), `"version":"2.0.0"`)
+		require.Contains(t, compact[len(compact)-1], `"deleted":true`)
+	case <-time.After(time.Minute):
+		t.Fatal("the watch did not end with the deletion")
+	}
+	select {
+	case wr := <-watchedTable:
+		require.Equal(t, 0, wr.code, "%s", wr.errOut)
+		lines := strings.Split(strings.TrimSpace(wr.out), "\n")
+		for _, l := range lines {
+			require.Regexp(t, `^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z  `, l, "one timestamped line per change")
+		}
+		require.Regexp(t, `  version 1\.0\.0  phase Upgrading  upgrade: [a-z-]+`, wr.out)
+		require.True(t, strings.HasSuffix(lines[len(lines)-1], "  deleted"))
+	case <-time.After(time.Minute):
+		t.Fatal("the table watch did not end with the deletion")
+	}
+
+	require.Regexp(t, `^vcfctl \S+\n$`, w.ok(t, "version"))
+	require.Contains(t, w.ok(t, "completion", "bash"), "bash completion")
+	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "frobnicate").code)
+}
+
+// background runs vcfctl in a goroutine; its result arrives on the channel.
+func (w *world) background(t *testing.T, args ...string) <-chan result {
+	t.Helper()
+	out := make(chan result, 1)
+	go func() {
+		var o, e bytes.Buffer
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		code := vcfctl.Run(ctx, args, vcfctl.IO{In: strings.NewReader(""), Out: &o, Err: &e}, w.getenv)
+		out <- result{code: code, out: o.String(), errOut: e.String()}
+	}()
+	return out
+}
+
+// field reads a key/value row of 'service get'.
+func field(t *testing.T, out, key string) string {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, key+" ") {
+			return strings.TrimSpace(strings.TrimPrefix(l, key))
+		}
+	}
+	t.Fatalf("no %s in %s", key, out)
+	return ""
+}
