@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
@@ -34,6 +35,7 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/telemetry"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
 
@@ -80,6 +82,15 @@ type Config struct {
 	// EncryptionKeyFile is the keyring sealing Secret resources; empty
 	// means a development key generated in DataDir.
 	EncryptionKeyFile string
+	// TargetDriver is "simulator" (the default) or "kubernetes":
+	// Supervisor SupervisorServices and Secrets go to each Supervisor's
+	// Kubernetes API, everything else stays on the simulator.
+	TargetDriver string
+	// KubeconfigDir holds <supervisor>.kubeconfig (--target-driver=kubernetes).
+	KubeconfigDir string
+	// KubeRESTConfig, when set, reaches a Supervisor's API server instead
+	// of the kubeconfig files (tests).
+	KubeRESTConfig func(supervisor string) (*rest.Config, error)
 	// WrapDriver, when set, wraps the target driver (tests inject faults
 	// such as panics through it).
 	WrapDriver func(target.Driver) target.Driver
@@ -104,6 +115,8 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address")
 	fs.StringVar(&c.InventoryFile, "inventory-file", "", "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one")
 	fs.StringVar(&c.SimulatorSeed, "simulator-seed", "", "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults")
+	fs.StringVar(&c.TargetDriver, "target-driver", "simulator", "target driver: simulator (every target SIMULATED) or kubernetes (Supervisor SupervisorServices and Secrets on each Supervisor's Kubernetes API; VCF Automation and vCenter stay simulated)")
+	fs.StringVar(&c.KubeconfigDir, "kubeconfig-dir", "", "directory holding <supervisor>.kubeconfig for each Supervisor, with --target-driver=kubernetes; an inventory Supervisor's kubeconfig field wins")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
 	fs.Int64Var(&c.BundleLimits.MaxDownloadBytes, "bundle-max-download-bytes", 0, "largest bundle tarball downloaded (0: 2 GiB)")
@@ -173,6 +186,8 @@ type BundleLimits struct {
 type Service struct {
 	store   store.Store
 	sim     *simulator.Simulator
+	driver  target.Driver
+	kube    *kubernetes.Driver
 	conns   []*grpc.ClientConn
 	peers   []peer
 	manager *lifecycle.Manager
@@ -200,13 +215,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err := sealSecrets(ctx, cfg, repo, log); err != nil {
 		return nil, err
 	}
-	var seed *simulator.Seed
-	if cfg.SimulatorSeed != "" {
-		if seed, err = simulator.LoadSeed(cfg.SimulatorSeed); err != nil {
-			return nil, err
-		}
-	}
-	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
+	if err := s.openTargets(cfg); err != nil {
 		return nil, err
 	}
 	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
@@ -233,7 +242,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		Logger:            log,
 		RefreshInterval:   refreshInterval(cfg),
 		Observer:          telemetry.New(tel),
-	}, repo, fetcher, peers, cfg.wrapDriver(s.sim))
+	}, repo, fetcher, peers, cfg.wrapDriver(s.driver))
 	telemetry.Gauges(tel, s.manager.QueueDepth, func() []*lifecycle.Service { return repo.Services(context.Background()) })
 	if err := s.loadInventoryFile(ctx, cfg.InventoryFile); err != nil {
 		return nil, err
@@ -241,6 +250,61 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	s.handler = server.NewHandler(s.manager)
 	s.handler.TrustSignatures(sigs.Verifier)
 	return s, nil
+}
+
+// openTargets opens the simulated targets and, with
+// --target-driver=kubernetes, the Kubernetes driver in front of them.
+func (s *Service) openTargets(cfg Config) error {
+	var seed *simulator.Seed
+	var err error
+	if cfg.SimulatorSeed != "" {
+		if seed, err = simulator.LoadSeed(cfg.SimulatorSeed); err != nil {
+			return err
+		}
+	}
+	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
+		return err
+	}
+	s.driver, s.kube, err = targetDriver(cfg, s.sim, s.inventoryKubeconfig)
+	return err
+}
+
+// targetDriver builds the configured driver: the simulator alone, or the
+// Kubernetes driver for what it reaches with the simulator behind it.
+func targetDriver(cfg Config, sim *simulator.Simulator, kubeconfigFor func(string) string) (target.Driver, *kubernetes.Driver, error) {
+	switch cfg.TargetDriver {
+	case "", "simulator":
+		return sim, nil, nil
+	case "kubernetes":
+		if cfg.KubeconfigDir != "" {
+			if st, err := os.Stat(cfg.KubeconfigDir); err != nil || !st.IsDir() {
+				return nil, nil, fmt.Errorf("--kubeconfig-dir %s: not a directory", cfg.KubeconfigDir)
+			}
+		}
+		kube := kubernetes.New(kubernetes.Config{KubeconfigDir: cfg.KubeconfigDir, RESTConfig: cfg.KubeRESTConfig, KubeconfigFor: kubeconfigFor})
+		return &target.Router{Primary: kube, Handles: kubernetes.Handles, Fallback: sim}, kube, nil
+	}
+	return nil, nil, fmt.Errorf("--target-driver %q: want simulator or kubernetes", cfg.TargetDriver)
+}
+
+// inventoryKubeconfig is the kubeconfig the stored inventory names for a
+// Supervisor.
+func (s *Service) inventoryKubeconfig(supervisor string) string {
+	if s.manager == nil {
+		return ""
+	}
+	inv, err := s.manager.Inventory(context.Background())
+	if err != nil {
+		return ""
+	}
+	for _, r := range inv.GetRegions() {
+		for _, sup := range r.GetSupervisors() {
+			if sup.GetName() == supervisor {
+				return sup.GetKubeconfig()
+			}
+		}
+	}
+	return ""
 }
 
 // dialPeers connects to compatibility, renderer and precheck (each
@@ -339,6 +403,9 @@ func (s *Service) Close() error {
 	}
 	for _, c := range s.conns {
 		_ = c.Close()
+	}
+	if s.kube != nil {
+		_ = s.kube.Close()
 	}
 	if s.sim != nil {
 		_ = s.sim.Close()

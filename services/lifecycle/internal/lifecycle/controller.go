@@ -113,7 +113,7 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 			return err
 		}
 	}
-	if len(apply) > 0 {
+	if len(apply) > 0 && m.stillReconciled(ctx, svc.ID) {
 		m.applyAll(ctx, svc, apply)
 	}
 	// Status is written only when it changes, so quiet passes write nothing.

@@ -163,6 +163,9 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 		defer wg.Done()
 		m.controllerLoop(ctx)
 	}()
+	if w, ok := m.driver.(target.Watcher); ok {
+		m.watchTargets(ctx, w)
+	}
 	return wg.Wait, nil
 }
 

@@ -107,6 +107,11 @@ func serve(srv *http.Server, certFile, keyFile string) error {
 		return err
 	case <-ctx.Done():
 	}
+	return shutdown(srv, errc)
+}
+
+// shutdown stops the server gracefully and waits for it to return.
+func shutdown(srv *http.Server, errc <-chan error) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

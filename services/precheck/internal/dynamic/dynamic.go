@@ -193,6 +193,9 @@ func stagingCheck(res *resource) *commonv1.Check {
 		}
 		return failed(CheckStaging, msg)
 	}
+	if res.staged.GetRejected() {
+		return failed(CheckStaging, fmt.Sprintf("%s refused the dry run: %s", target, res.staged.GetMessage()))
+	}
 	msg := "staged on " + target
 	if m := res.staged.GetMessage(); m != "" {
 		msg += ": " + m
