@@ -39,8 +39,12 @@ func (m *core) recordInstant(svc *Service, typ, by string) {
 	})
 }
 
-func (m *core) enqueue(op *Operation) {
-	m.engine.Enqueue(engine.Key{Service: op.ServiceID, Operation: op.ID})
+// enqueue queues op for a worker; the request in ctx is the one whose
+// trace the operation's run continues.
+func (m *core) enqueue(ctx context.Context, op *Operation) {
+	k := engine.Key{Service: op.ServiceID, Operation: op.ID}
+	m.cfg.Observer.OperationQueued(ctx, k.String())
+	m.engine.Enqueue(k)
 }
 
 // run is one execution of an operation; scratch holds what steps computed
@@ -56,6 +60,7 @@ func (r *run) Kind() string          { return r.op.Type }
 func (r *run) Runnable() bool        { return !r.op.Done() && r.op.Outcome != OutcomeStuck }
 func (r *run) Steps() int            { return len(r.op.Steps) }
 func (r *run) StepName(i int) string { return r.op.Steps[i].Name }
+func (r *run) Outcome() string       { return r.op.Outcome }
 func (r *run) StepDone(i int) bool {
 	return r.op.Steps[i].Status == StepSucceeded || r.op.Steps[i].Status == StepSkipped
 }
@@ -120,6 +125,7 @@ func (j journal) Unfinished(ctx context.Context) ([]engine.Key, error) {
 			continue // waits for a rollback or a force delete
 		}
 		j.m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+		j.m.cfg.Observer.OperationResumed(op.Type)
 		keys = append(keys, engine.Key{Service: op.ServiceID, Operation: op.ID})
 	}
 	return keys, nil

@@ -45,6 +45,8 @@ type Config struct {
 	// VerifySignatures, when set, must accept a bundle's signatures before
 	// an activation that accepted them (trusted keys are configured).
 	VerifySignatures func(*bundle.Bundle) error
+	// Observer receives metrics and trace events; nil: none.
+	Observer Observer
 }
 
 func (c *Config) defaults() {
@@ -68,6 +70,9 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 }
 
@@ -124,6 +129,7 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 		Failpoints: engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS")),
 		Now:        m.now,
 		Logger:     cfg.Logger,
+		Observer:   cfg.Observer,
 	}, journal{m})
 	return &Manager{core: m}
 }
@@ -157,6 +163,9 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 		defer wg.Done()
 		m.controllerLoop(ctx)
 	}()
+	if w, ok := m.driver.(target.Watcher); ok {
+		m.watchTargets(ctx, w)
+	}
 	return wg.Wait, nil
 }
 
