@@ -108,7 +108,11 @@ func TestUpdateRetriesWhenReadSetChanges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			prefix := newPrefix()
-			s := openAt(t, prefix, schema)
+			var conflicts atomic.Int32
+			s, err := etcdstore.Open(ctx, etcdstore.Config{Endpoints: []string{sharedEndpoint}, Prefix: prefix,
+				OnConflict: func() { conflicts.Add(1) }}, schema)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close() })
 			replica := openAt(t, prefix, schema)
 			for k, v := range map[string]string{"svc/a": "1", "svc/b": "2", "other/x": "x"} {
 				_, err := store.Put(ctx, s, "services", k, []byte(v), store.MustNotExist)
@@ -116,7 +120,7 @@ func TestUpdateRetriesWhenReadSetChanges(t *testing.T) {
 			}
 			attempts := 0
 			var summary string
-			err := s.Update(ctx, func(tx store.Tx) error {
+			err = s.Update(ctx, func(tx store.Tx) error {
 				attempts++
 				var err error
 				summary, err = c.read(tx)
@@ -136,6 +140,7 @@ func TestUpdateRetriesWhenReadSetChanges(t *testing.T) {
 			})
 			require.NoError(t, err)
 			require.Equal(t, c.wantAttempts, attempts)
+			require.Equal(t, int32(c.wantAttempts-1), conflicts.Load(), "OnConflict once per lost commit")
 			require.Equal(t, c.wantSummary, summary)
 			if !c.readOnly {
 				rec, err := s.Get(ctx, "resources", "summary")

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
@@ -22,7 +23,7 @@ const DefaultOwnerTTL = 10 * time.Second
 // depends on. On bbolt (one process) there is nothing to share and cfg is
 // left as it is.
 func (s *Service) distribute(cfg Config, mcfg *lifecycle.Config) error {
-	est, ok := s.store.(*etcdstore.Store)
+	est, ok := store.Unwrap(s.store).(*etcdstore.Store)
 	if !ok {
 		return nil
 	}

@@ -10,10 +10,10 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
 
-// openTargets returns the target driver: the simulator server at
+// simulatedTargets returns the simulated targets: the simulator server at
 // --target-addr (shared by every replica), or the simulated targets in
 // the data directory (one process).
-func (s *Service) openTargets(cfg Config) (target.Driver, error) {
+func (s *Service) simulatedTargets(cfg Config) (target.Driver, error) {
 	if cfg.TargetAddr != "" {
 		if cfg.SimulatorSeed != "" {
 			return nil, fmt.Errorf("--simulator-seed seeds the in-process targets; with --target-addr give it to the simulator server")

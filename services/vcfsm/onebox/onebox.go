@@ -41,8 +41,10 @@ type Box struct {
 	GRPCAddr string
 	// DataDir is the system's data directory.
 	DataDir string
-	Client  *http.Client
-	Sys     *app.System
+	// MetricsURL serves the system's Prometheus metrics.
+	MetricsURL string
+	Client     *http.Client
+	Sys        *app.System
 }
 
 // Option adjusts the configuration before start.
@@ -57,6 +59,7 @@ func Start(t testing.TB, opts ...Option) *Box {
 	cfg.Common.ServiceToken = cli.NewSecret(ServiceToken)
 	cfg.GRPCListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
+	cfg.MetricsListen = "127.0.0.1:0"
 	cfg.Lifecycle.DataDir = t.TempDir()
 	// Tests and REST benchmarks drive the API faster than a person would;
 	// the per-principal rate limit has its own tests (services/gateway).
@@ -77,11 +80,12 @@ func Start(t testing.TB, opts ...Option) *Box {
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	}
 	return &Box{
-		URL:      sys.Scheme + "://" + sys.HTTPAddr,
-		GRPCAddr: sys.GRPCAddr,
-		DataDir:  cfg.Lifecycle.DataDir,
-		Client:   client,
-		Sys:      sys,
+		URL:        sys.Scheme + "://" + sys.HTTPAddr,
+		GRPCAddr:   sys.GRPCAddr,
+		DataDir:    cfg.Lifecycle.DataDir,
+		MetricsURL: "http://" + sys.MetricsAddr + "/metrics",
+		Client:     client,
+		Sys:        sys,
 	}
 }
 

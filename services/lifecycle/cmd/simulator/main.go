@@ -12,6 +12,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/remote"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
@@ -31,7 +32,7 @@ func main() {
 			fs.StringVar(&seedFile, "simulator-seed", "", "seed file of the simulated platform: platform facts, pre-existing resources, faults")
 		},
 		DataDir: func() string { return dataDir },
-		Start: func(_ context.Context, log *slog.Logger, _ cli.Peer) (cli.Service, error) {
+		Start: func(_ context.Context, log *slog.Logger, _ cli.Peer, _ *observability.Telemetry) (cli.Service, error) {
 			var seed *simulator.Seed
 			if seedFile != "" {
 				var err error

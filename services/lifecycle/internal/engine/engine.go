@@ -35,6 +35,32 @@ type Job interface {
 	StepName(i int) string
 	// StepDone reports a step that succeeded or was skipped.
 	StepDone(i int) bool
+	// Outcome is how the operation ended, once the Host closed it.
+	Outcome() string
+}
+
+// OutcomeInterrupted is what an Observer is told of a run stopped by
+// shutdown or a takeover: the operation resumes or is superseded.
+const OutcomeInterrupted = "interrupted"
+
+// Observer is told when operations and steps run, for metrics and traces.
+// It runs inline: implementations must be fast and safe for concurrent use.
+type Observer interface {
+	// OperationStarted: a worker begins (or resumes) running an operation;
+	// done reports the Job's Outcome, or OutcomeInterrupted.
+	OperationStarted(ctx context.Context, key, kind string) (_ context.Context, done func(outcome string))
+	// StepStarted: one step begins (retries included); done reports its
+	// error (nil: succeeded).
+	StepStarted(ctx context.Context, kind, step string) (_ context.Context, done func(err error))
+}
+
+type nopObserver struct{}
+
+func (nopObserver) OperationStarted(ctx context.Context, _, _ string) (context.Context, func(string)) {
+	return ctx, func(string) {}
+}
+func (nopObserver) StepStarted(ctx context.Context, _, _ string) (context.Context, func(error)) {
+	return ctx, func(error) {}
 }
 
 // Host is the domain side of the engine: it loads operations, records their
@@ -100,6 +126,8 @@ type Config struct {
 	Failpoints Failpoints
 	Now        func() time.Time
 	Logger     *slog.Logger
+	// Observer sees operations and steps run; nil: nobody.
+	Observer Observer
 }
 
 // Engine runs operations for one Host.
@@ -134,6 +162,9 @@ func New[J Job](cfg Config, host Host[J]) *Engine[J] {
 	}
 	if cfg.Claims != nil && cfg.ClaimSweep <= 0 {
 		cfg.ClaimSweep = time.Second
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
 	}
 	if cfg.Retryable == nil {
 		cfg.Retryable = func(error) bool { return false }
@@ -217,6 +248,9 @@ func (e *Engine[J]) Enqueue(k Key) {
 		e.cfg.Logger.Warn("operation queue full; the sweep will pick the operation up", "operation", k.String())
 	}
 }
+
+// QueueDepth is the number of operations waiting for a worker.
+func (e *Engine[J]) QueueDepth() int { return len(e.queue) }
 
 // Cancel stops the operation running on a service, if any (a force
 // delete or a rollback takes over).
@@ -320,11 +354,17 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 	if !j.Runnable() {
 		return
 	}
+	ctx, observed := e.cfg.Observer.OperationStarted(ctx, k.String(), j.Kind())
+	outcome := OutcomeInterrupted
+	defer func() { observed(outcome) }()
 	for i := range j.Steps() {
 		if j.StepDone(i) {
 			continue
 		}
-		if err := e.step(ctx, j, i); err != nil {
+		stepCtx, stepDone := e.cfg.Observer.StepStarted(ctx, j.Kind(), j.StepName(i))
+		err := e.step(stepCtx, j, i)
+		stepDone(err)
+		if err != nil {
 			if ctx.Err() != nil && parent.Err() == nil {
 				// Cancelled by a takeover (force delete) or the claim was
 				// lost to another replica: nothing to record.
@@ -336,10 +376,12 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 			var se *stuckError
 			stuck := errors.As(err, &se)
 			e.host.Failed(context.WithoutCancel(ctx), j, i, err, stuck)
+			outcome = j.Outcome()
 			return
 		}
 	}
 	e.host.Succeeded(context.WithoutCancel(ctx), j)
+	outcome = j.Outcome()
 }
 
 // stuckError marks a step that exceeded its time bound.

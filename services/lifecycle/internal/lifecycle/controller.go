@@ -82,7 +82,9 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 			apply = append(apply, r)
 			continue
 		}
+		read := time.Now()
 		obj, err := m.driver.Get(ctx, r.Target)
+		m.cfg.Observer.Reconciled(r.Kind, r.Target.System, time.Since(read), err)
 		switch {
 		case errors.Is(err, target.ErrNotFound):
 			apply = append(apply, r) // never applied, or removed behind our back
@@ -104,7 +106,7 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 			return err
 		}
 	}
-	if len(apply) > 0 {
+	if len(apply) > 0 && m.stillReconciled(ctx, svc.ID) {
 		if err := m.applyAll(ctx, svc, apply); err != nil {
 			return err
 		}

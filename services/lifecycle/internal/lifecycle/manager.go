@@ -53,6 +53,8 @@ type Config struct {
 	// VerifySignatures, when set, must accept a bundle's signatures before
 	// an activation that accepted them (trusted keys are configured).
 	VerifySignatures func(*bundle.Bundle) error
+	// Observer receives metrics and trace events; nil: none.
+	Observer Observer
 }
 
 func (c *Config) defaults() {
@@ -76,6 +78,9 @@ func (c *Config) defaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
 	}
 }
 
@@ -135,6 +140,7 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 		ClaimSweep: cfg.ClaimSweep,
 		Now:        m.now,
 		Logger:     cfg.Logger,
+		Observer:   cfg.Observer,
 	}, journal{m})
 	return &Manager{core: m}
 }
@@ -161,6 +167,7 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 
 	var wg sync.WaitGroup
 	m.followStore(ctx, &wg)
+	m.countResumed(ctx)
 	if err := m.engine.Start(ctx, &wg); err != nil {
 		return nil, err
 	}
@@ -169,6 +176,9 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 		defer wg.Done()
 		m.runControllers(ctx)
 	}()
+	if w, ok := m.driver.(target.Watcher); ok {
+		m.watchTargets(ctx, w)
+	}
 	return wg.Wait, nil
 }
 
@@ -260,4 +270,20 @@ func (m *core) mutate(ctx context.Context, id string, fn func(tx Tx, svc *Servic
 		return nil
 	})
 	return out, err
+}
+
+// countResumed tells the observer of the unfinished operations found at
+// start. It is not done where the engine lists unfinished operations: the
+// takeover sweep lists them again and again.
+func (m *core) countResumed(ctx context.Context) {
+	ops, err := m.repo.UnfinishedOperations(ctx)
+	if err != nil {
+		return // the engine's own listing reports the error
+	}
+	for _, op := range ops {
+		if op.Outcome != OutcomeStuck {
+			m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+			m.cfg.Observer.OperationResumed(op.Type)
+		}
+	}
 }

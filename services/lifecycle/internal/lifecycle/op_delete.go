@@ -57,7 +57,7 @@ func (m *Manager) Delete(ctx context.Context, id string, force bool, by string) 
 	}
 	if op != nil {
 		m.engine.Cancel(id)
-		m.enqueue(op)
+		m.enqueue(ctx, op)
 	}
 	if takeover != "" {
 		m.engine.Cancel(id)

@@ -129,7 +129,7 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 	if err != nil {
 		return nil, err
 	}
-	want, err := resourcesFrom(next, toVersion, rend.Resources, m.now())
+	want, err := resourcesFrom(next, toVersion, rend.Resources, rend.supervisors(), m.now())
 	if err != nil {
 		plan.block(err.Error())
 	} else {

@@ -89,9 +89,21 @@ func diffResources(have, want []*Resource) resourceDiff {
 // diffRendered places a render owned by version and compares it with the
 // service's records.
 func (m *core) diffRendered(ctx context.Context, svc *Service, rend *rendered, version string) (resourceDiff, error) {
-	want, err := resourcesFrom(svc, version, rend.Resources, m.now())
+	sups := rend.supervisors()
+	want, err := resourcesFrom(svc, version, rend.Resources, sups, m.now())
 	if err != nil {
 		return resourceDiff{}, blocked(ErrTypeInstall, err)
+	}
+	// The Supervisors the version runs on are recorded with its resources:
+	// the hook and Supervisor-upgrade evaluation read them later.
+	if !slices.Equal(svc.Supervisors, sups) {
+		if _, err := m.mutate(ctx, svc.ID, func(_ Tx, s *Service) error {
+			s.Supervisors = sups
+			return nil
+		}); err != nil {
+			return resourceDiff{}, err
+		}
+		svc.Supervisors = sups
 	}
 	have, err := m.repo.Resources(ctx, svc.ID)
 	if err != nil {

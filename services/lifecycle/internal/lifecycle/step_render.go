@@ -106,6 +106,9 @@ type rendered struct {
 	Resources []*commonv1.Resource
 	YAML      []byte
 	Effective []byte
+	// Inventory is the platform inventory the render used: the regions
+	// and Supervisors serviceSupervisors reads.
+	Inventory *commonv1.Inventory
 }
 
 func (m *core) render(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (*rendered, error) {
@@ -117,7 +120,7 @@ func (m *core) render(ctx context.Context, svc *Service, b *bundle.Bundle, in Re
 	if err != nil {
 		return nil, peerError("renderer", err)
 	}
-	return &rendered{Resources: resp.GetResources(), YAML: resp.GetYaml(), Effective: resp.GetEffectiveValuesYaml()}, nil
+	return &rendered{Resources: resp.GetResources(), YAML: resp.GetYaml(), Effective: resp.GetEffectiveValuesYaml(), Inventory: layers.GetInventory()}, nil
 }
 
 func (m *core) accessGrants(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (map[string]any, error) {

@@ -18,7 +18,7 @@ var _ lifecycle.Feed = (*Repo)(nil)
 
 // CanFollow reports whether the store reports other replicas' changes.
 func (r *Repo) CanFollow() bool {
-	_, ok := r.s.(follower)
+	_, ok := store.Unwrap(r.s).(follower)
 	return ok
 }
 
@@ -26,7 +26,7 @@ func (r *Repo) CanFollow() bool {
 // and reports every service change to changed (deleted: svc is nil) until
 // ctx ends. A store that cannot follow returns at once.
 func (r *Repo) Follow(ctx context.Context, changed func(id string, svc *lifecycle.Service)) error {
-	f, ok := r.s.(follower)
+	f, ok := store.Unwrap(r.s).(follower)
 	if !ok {
 		return nil
 	}
