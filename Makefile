@@ -10,11 +10,16 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: run build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: kube-test-bins kapp-crds run docs build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
-## run: start the all-in-one (all services, embedded bbolt store, no setup)
+## run: start the all-in-one (all services, embedded bbolt store, no setup);
+## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
 run:
-	go run ./services/vcfsm/cmd/vcfsm
+	go run ./services/vcfsm/cmd/vcfsm $(ARGS)
+
+## docs: regenerate docs/configuration.md from every binary's flag set
+docs:
+	cd services/vcfsm && go test -count=1 -run TestConfigurationDoc -update-docs .
 
 ## build: build every binary into bin/ (vcfctl reports VERSION)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
@@ -22,11 +27,47 @@ build:
 	@mkdir -p bin
 	go build -ldflags "-X github.com/vcfsm/vcfsm/cli/internal/vcfctl.Version=$(VERSION)" -o bin/ ./services/vcfsm/cmd/vcfsm ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/compatibility \
 		./services/renderer/cmd/renderer ./services/precheck/cmd/precheck ./services/gateway/cmd/gateway \
-		./services/precheck/cmd/samplehook ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
+		./services/precheck/cmd/samplehook ./services/lifecycle/cmd/simulator ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
 
 ## test: every unit, contract and end-to-end test of every module
-test:
+test: kube-test-bins
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test -count=1 -timeout 20m ./...); done
+
+## kube-test-bins: build the pinned kube-apiserver and etcd the Kubernetes
+## target driver tests run (first build ≈ 10 min and 3 GB of memory; cached
+## in .bin/ by version). The tests find them through KUBEBUILDER_ASSETS.
+KUBE_VERSION := 1.37.2
+ETCD_VERSION := 3.7.3
+KUBE_ASSETS := $(CURDIR)/.bin/kube-$(KUBE_VERSION)
+export KUBEBUILDER_ASSETS ?= $(KUBE_ASSETS)
+kube-test-bins: $(KUBE_ASSETS)/kube-apiserver $(KUBE_ASSETS)/etcd
+
+# What the release build stamps, so /version reports the real version.
+KUBE_LDFLAGS := -X k8s.io/component-base/version.gitVersion=v$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION))) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION))) \
+	-X k8s.io/component-base/version.gitTreeState=clean
+
+$(KUBE_ASSETS)/kube-apiserver: tools/kube/go.mod
+	@mkdir -p $(KUBE_ASSETS)
+	GOWORK=off go build -C tools/kube -o $@ -ldflags "$(KUBE_LDFLAGS)" k8s.io/kubernetes/cmd/kube-apiserver
+
+$(CURDIR)/.bin/etcd-$(ETCD_VERSION)/etcd: tools/etcd/go.mod
+	@mkdir -p $(dir $@)
+	GOWORK=off go build -C tools/etcd -o $@ go.etcd.io/etcd/server/v3
+
+$(KUBE_ASSETS)/etcd: $(CURDIR)/.bin/etcd-$(ETCD_VERSION)/etcd
+	ln -sf ../etcd-$(ETCD_VERSION)/etcd $@
+
+## kapp-crds: regenerate the kapp-controller CRDs the Kubernetes driver tests
+## register (committed), from carvel.dev/kapp-controller's own crds.yml. The
+## module proxy serves it as an exact version; its checksum is not in the
+## checksum database, hence GONOSUMDB for that module only.
+KAPP_VERSION := v0.53.1
+kapp-crds:
+	@dir=$$(GOWORK=off GONOSUMDB=carvel.dev/kapp-controller go mod download -json carvel.dev/kapp-controller@$(KAPP_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+	test -n "$$dir" || { echo "could not download carvel.dev/kapp-controller@$(KAPP_VERSION)" >&2; exit 1; }; \
+	GOWORK=off go run -C tools/kapp . "$$dir" $(CURDIR)/services/lifecycle/target/kubernetes/kubetest/testdata/kapp-controller-crds.yaml
 
 ## tools: build the pinned code generators into .bin/ (first build ≈ 1.5 min)
 tools:

@@ -20,6 +20,7 @@ require (
 	github.com/stretchr/testify v1.12.1
 	github.com/vbauerster/mpb/v8 v8.16.2
 	github.com/vcfsm/vcfsm/gen v0.0.0-00010101000000-000000000000
+	github.com/vcfsm/vcfsm/platform v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/lifecycle v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/renderer v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/vcfsm v0.0.0-00010101000000-000000000000
@@ -91,11 +92,14 @@ require (
 	github.com/mitchellh/go-homedir v1.1.0 // indirect
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
+	github.com/peterbourgon/ff/v3 v3.4.0 // indirect
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3 // indirect
+	github.com/secure-systems-lab/go-securesystemslib v0.9.1 // indirect
+	github.com/sigstore/protobuf-specs v0.5.0 // indirect
+	github.com/sigstore/sigstore v1.10.4 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/vbauerster/cupwriter v0.0.5 // indirect
-	github.com/vcfsm/vcfsm/platform v0.0.0-00010101000000-000000000000 // indirect
 	github.com/vcfsm/vcfsm/services/compatibility v0.0.0-00010101000000-000000000000 // indirect
 	github.com/vcfsm/vcfsm/services/gateway v0.0.0-00010101000000-000000000000 // indirect
 	github.com/vcfsm/vcfsm/services/precheck v0.0.0-00010101000000-000000000000 // indirect
@@ -115,6 +119,7 @@ require (
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20261026165753-2ffab32bce7e // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261019180522-ce908d29299b // indirect
 	google.golang.org/grpc v1.85.0 // indirect

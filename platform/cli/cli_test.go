@@ -5,6 +5,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -66,4 +68,23 @@ func TestSecretFiles(t *testing.T) {
 	c.ServiceToken = NewSecret("x")
 	_, _, err = c.Auth(dir, logging.Discard())
 	require.ErrorContains(t, err, "--service-token and --service-token-file exclude each other")
+}
+
+func TestVersion(t *testing.T) {
+	require.True(t, VersionAsked([]string{"--listen", ":1", "--version"}))
+	require.True(t, VersionAsked([]string{"-version"}))
+	require.False(t, VersionAsked([]string{"--", "--version"}))
+	require.False(t, VersionAsked([]string{"--log-level", "debug"}))
+	t.Setenv("VCFSM_VERSION", "v9-image-tag")
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	require.NoError(t, Parse(fs, nil), "VCFSM_VERSION in the environment is not --version")
+
+	info := &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "0123abcd"}, {Key: "vcs.modified", Value: "true"}}}
+	got := versionOf("lifecycle", "", func() (*debug.BuildInfo, bool) { return info, true })
+	require.Equal(t, "lifecycle v1.2.3 (commit 0123abcd+dirty, "+runtime.Version()+")", got)
+	require.Equal(t, "x (devel) (commit unknown, "+runtime.Version()+")", versionOf("x", "", func() (*debug.BuildInfo, bool) { return nil, false }))
+	require.Contains(t, Version("vcfsm"), runtime.Version())
+	require.Equal(t, "vcfctl 2.0.0 (commit 0123abcd+dirty, "+runtime.Version()+")",
+		versionOf("vcfctl", "2.0.0", func() (*debug.BuildInfo, bool) { return info, true }))
 }

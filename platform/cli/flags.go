@@ -29,9 +29,22 @@ func EnvName(flagName string) string {
 // environment and a config file. Environment values are applied after the
 // command line is parsed, never as flag defaults, so usage text (printed on
 // a mistyped flag) never shows them.
+//
+// --version (on the command line only: an environment variable named
+// VCFSM_VERSION is common for other purposes) prints Version(fs.Name()) to
+// stdout and exits 0, as -h prints usage and exits.
 func Parse(fs *flag.FlagSet, args []string) error {
+	if VersionAsked(args) {
+		_, _ = fmt.Fprintln(os.Stdout, Version(fs.Name()))
+		os.Exit(0)
+	}
 	if fs.Lookup(ConfigFlag) == nil {
 		fs.String(ConfigFlag, "", "file of flag values, one 'name value' per line")
+	}
+	fs.Usage = func() {
+		_, _ = fmt.Fprintf(fs.Output(), "Usage of %s:\n", fs.Name())
+		fs.PrintDefaults()
+		_, _ = fmt.Fprintf(fs.Output(), "  -%s\n    \tprint the version, commit and Go version, then exit\n", VersionFlag)
 	}
 	err := ff.Parse(fs, args,
 		ff.WithEnvVarPrefix(EnvPrefix),
@@ -42,6 +55,20 @@ func Parse(fs *flag.FlagSet, args []string) error {
 		return fmt.Errorf("flags: %w", err)
 	}
 	return nil
+}
+
+// VersionAsked reports whether args ask for --version (before a "--").
+func VersionAsked(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		switch strings.TrimLeft(a, "-") {
+		case VersionFlag, VersionFlag + "=true":
+			return true
+		}
+	}
+	return false
 }
 
 // Secret is a flag value that never shows itself: usage prints no default

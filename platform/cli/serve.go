@@ -30,6 +30,9 @@ func ServeGRPC(ctx context.Context, cfg grpcx.ServerConfig, addr string, regs ..
 	for _, r := range regs {
 		r.Register(srv)
 	}
+	if cfg.Telemetry != nil {
+		cfg.Telemetry.InitializeServerMetrics(srv.Server)
+	}
 	srv.MarkServing()
 	lis, err := grpcx.Listen(addr)
 	if err != nil {

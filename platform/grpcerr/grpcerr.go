@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -16,6 +17,10 @@ import (
 type Rule struct {
 	Err  error
 	Code codes.Code
+	// Marker: Err only classifies (e.g. "invalid argument"); its text is
+	// transport noise to a caller, who gets the code, so the message
+	// leaves it out ("…: failed precondition" becomes "…").
+	Marker bool
 }
 
 // Table is a service's complete mapping, checked in order.
@@ -29,6 +34,27 @@ func (t Table) Code(err error) (codes.Code, bool) {
 		}
 	}
 	return codes.Unknown, false
+}
+
+// message is err's text without the markers it wraps: one clean sentence.
+func (t Table) message(err error) string {
+	msg := err.Error()
+	for changed := true; changed; {
+		changed = false
+		for _, r := range t {
+			if !r.Marker || !errors.Is(err, r.Err) {
+				continue
+			}
+			noise := ": " + r.Err.Error()
+			if trimmed, ok := strings.CutSuffix(msg, noise); ok && trimmed != "" {
+				msg, changed = trimmed, true
+			}
+			if strings.Contains(msg, noise+": ") {
+				msg, changed = strings.ReplaceAll(msg, noise+": ", ": "), true
+			}
+		}
+	}
+	return msg
 }
 
 // internalMessage is what callers see for an unmapped error; the real error
@@ -52,7 +78,7 @@ func (t Table) ToStatus(err error) error {
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	}
 	if code, ok := t.Code(err); ok {
-		return status.Error(code, err.Error())
+		return status.Error(code, t.message(err))
 	}
 	return status.Error(codes.Internal, internalMessage)
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcerr"
+	"github.com/vcfsm/vcfsm/platform/observability"
 )
 
 // ServerConfig configures NewServer.
@@ -42,6 +43,10 @@ type ServerConfig struct {
 	// Limits bound streams and keepalive pings; zero fields take the
 	// defaults.
 	Limits Limits
+	// Telemetry adds metrics, tracing and the access log; nil: none.
+	Telemetry *observability.Telemetry
+	// ReadinessInterval is how often readiness checks run; 0 means 2s.
+	ReadinessInterval time.Duration
 }
 
 // Limits bound what one client connection may hold.
@@ -92,6 +97,7 @@ type Server struct {
 	Health *health.Server
 	log    *slog.Logger
 	errs   *errorTables
+	ready  *readiness
 }
 
 // RegisterErrors sets the error table for a gRPC service (its full name,
@@ -138,18 +144,29 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	unary := []grpc.UnaryServerInterceptor{recoverUnary(log)}
 	stream := []grpc.StreamServerInterceptor{recoverStream(log)}
+	var opts []grpc.ServerOption
+	var tel observability.ServerChain
+	if cfg.Telemetry != nil {
+		tel = cfg.Telemetry.ServerInterceptors(log)
+		opts = cfg.Telemetry.ServerOptions()
+	}
+	unary = append(unary, tel.OuterUnary...)
+	stream = append(stream, tel.OuterStream...)
 	if cfg.Tokens != nil {
 		unary = append(unary, cfg.Tokens.UnaryServerInterceptor())
 		stream = append(stream, cfg.Tokens.StreamServerInterceptor())
 	}
+	unary = append(unary, tel.InnerUnary...)
+	stream = append(stream, tel.InnerStream...)
 	errs := &errorTables{tables: map[string]grpcerr.Table{}}
 	unary = append(unary, errs.unary(log))
 	stream = append(stream, errs.stream(log))
-	opts := append([]grpc.ServerOption{
+	opts = append(opts,
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxRecvMsgSize(maxRecv),
-	}, cfg.Limits.serverOptions()...)
+	)
+	opts = append(opts, cfg.Limits.serverOptions()...)
 	if cfg.Creds != nil {
 		opts = append(opts, grpc.Creds(cfg.Creds))
 	}
@@ -157,16 +174,14 @@ func NewServer(cfg ServerConfig) *Server {
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(s, h)
 	reflection.Register(s)
-	return &Server{Server: s, Health: h, log: log, errs: errs}
+	return &Server{Server: s, Health: h, log: log, errs: errs, ready: newReadiness(h, log, cfg.ReadinessInterval)}
 }
 
 // MarkServing reports every registered service, and the server as a whole,
-// as SERVING to health checks.
+// as SERVING to health checks, except services with a readiness check:
+// those are NOT_SERVING until their first check passes (Serve runs them).
 func (s *Server) MarkServing() {
-	for name := range s.GetServiceInfo() {
-		s.Health.SetServingStatus(name, healthpb.HealthCheckResponse_SERVING)
-	}
-	s.Health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.ready.markServing(s.GetServiceInfo())
 }
 
 // Serve serves on lis until ctx ends, then drains in-flight calls for up to
@@ -174,6 +189,8 @@ func (s *Server) MarkServing() {
 func (s *Server) Serve(ctx context.Context, lis net.Listener, grace time.Duration) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.Server.Serve(lis) }()
+	stopChecks := s.ready.run(ctx)
+	defer stopChecks()
 	select {
 	case err := <-errc:
 		if errors.Is(err, grpc.ErrServerStopped) {

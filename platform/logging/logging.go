@@ -18,9 +18,9 @@ func New(w io.Writer, format, level string) (*slog.Logger, error) {
 	opts := &slog.HandlerOptions{Level: lvl}
 	switch strings.ToLower(format) {
 	case "", "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
+		return slog.New(traceHandler{slog.NewTextHandler(w, opts)}), nil
 	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
+		return slog.New(traceHandler{slog.NewJSONHandler(w, opts)}), nil
 	default:
 		return nil, fmt.Errorf("log format %q: want text or json", format)
 	}

@@ -108,3 +108,16 @@ func CheckRevision(bucket, key string, current, expect int64) error {
 	}
 	return fmt.Errorf("%s/%s: expected revision %d, found %d: %w", bucket, key, expect, current, ErrConflict)
 }
+
+// Unwrap returns the store a wrapper (metrics, tracing) decorates, all the
+// way down, so backend-specific features (etcd's ownership, its change
+// feed) stay reachable through wrappers.
+func Unwrap(s Store) Store {
+	for {
+		w, ok := s.(interface{ Unwrap() Store })
+		if !ok {
+			return s
+		}
+		s = w.Unwrap()
+	}
+}

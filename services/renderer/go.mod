@@ -14,6 +14,7 @@ require (
 	github.com/getkin/kin-openapi v0.153.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/k14s/starlark-go v0.0.0-20200720175618-3a5c849cc368
+	github.com/prometheus/client_golang v1.23.2
 	github.com/stretchr/testify v1.12.1
 	github.com/vcfsm/vcfsm/gen v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/platform v0.0.0-00010101000000-000000000000

@@ -74,14 +74,20 @@ type scaleWorld struct {
 }
 
 func newScaleWorld(b testing.TB, supervisors int, versions ...bundletest.BundleSpec) *scaleWorld {
+	return newScaleWorldWith(b, supervisors, nil, versions...)
+}
+
+// newScaleWorldWith also applies opts to the all-in-one's configuration.
+func newScaleWorldWith(b testing.TB, supervisors int, opts []onebox.Option, versions ...bundletest.BundleSpec) *scaleWorld {
 	inv := filepath.Join(b.TempDir(), "inventory.yaml")
 	require.NoError(b, os.WriteFile(inv, []byte(scaleInventory(supervisors)), 0o600))
 	w := &world{reg: bundletest.NewRegistry(b), tars: bundletest.NewTarServer(b)}
-	w.box = onebox.Start(b, func(c *app.Config) {
+	w.box = onebox.Start(b, append([]onebox.Option{func(c *app.Config) {
 		c.Lifecycle.SourceRootCAs = w.tars.RootCAs()
 		c.Lifecycle.InventoryFile = inv
 		c.Lifecycle.ReconcileInterval = time.Second
-	})
+	}}, opts...)...)
+	w.sim = w.box.Sys.Lifecycle().Simulator()
 	sw := &scaleWorld{world: w}
 	ssImage := bundletest.PushSupervisorServiceBundle(b, w.reg, "scale-ss:1.0.0", "scale-ss.example.com", "1.0.0")
 	for _, spec := range versions {

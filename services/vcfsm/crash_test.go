@@ -164,7 +164,7 @@ func newCrashWorld(t testing.TB, bin string, peers peerServices, seed string) *c
 	require.NoError(t, err)
 	tokens, err := auth.NewTokens(map[string]string{"e2e": onebox.Token})
 	require.NoError(t, err)
-	h, err := gateway.New(ctx, conn, gateway.Options{Tokens: tokens})
+	h, err := gateway.New(ctx, conn, gateway.Options{Logger: logging.Discard(), Tokens: tokens})
 	require.NoError(t, err)
 	c.gateway = httptest.NewServer(h)
 	c.box = &onebox.Box{URL: c.gateway.URL, Client: &http.Client{Timeout: 30 * time.Second}}
@@ -220,7 +220,7 @@ func (c *crashWorld) restart(t testing.TB, failpoints string) {
 		}
 	}()
 	poll(t, "the lifecycle binary to serve", 30*time.Second, func() int {
-		resp, err := c.box.Client.Get(c.box.URL + "/healthz")
+		resp, err := c.box.Client.Get(c.box.URL + "/readyz")
 		if err != nil {
 			return 0
 		}

@@ -194,6 +194,8 @@ type world struct {
 	sim  *simulator.Simulator
 	// schemaPatch, when set, edits the next published values schema.
 	schemaPatch func(map[string]any)
+	// specPatch, when set, edits every published bundle spec.
+	specPatch func(*bundletest.BundleSpec)
 }
 
 const inventoryYAML = `
@@ -241,6 +243,9 @@ func (w *world) publish(t testing.TB, v arcturusVersion) string {
 	spec := v.spec()
 	if w.schemaPatch != nil {
 		w.schemaPatch(spec.ValuesSchema)
+	}
+	if w.specPatch != nil {
+		w.specPatch(&spec)
 	}
 	ssImage := bundletest.PushSupervisorServiceBundle(t, w.reg, "arcturus-registry:"+v.SSVersion, "arcturus-registry.example.com", v.SSVersion)
 	spec.Images = append(spec.Images, bundletest.BundleImage{Image: ssImage})
@@ -318,7 +323,8 @@ type stateView struct {
 		Checks             []struct{ Name, Status, Message string }
 	} `json:"resourceChecks"`
 	Operation *struct {
-		Type, Step, Message string
+		Type, Step, Message, Outcome string
+		Percent                      int
 	} `json:"operation"`
 	OrphanedResources []struct{ Type, Name, Message string } `json:"orphanedResources"`
 }

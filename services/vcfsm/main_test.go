@@ -12,5 +12,7 @@ import (
 // killable process.
 func TestMain(m *testing.M) {
 	renderer.MaybeRunWorker()
-	os.Exit(m.Run())
+	code := m.Run()
+	removeBinaries()
+	os.Exit(code)
 }

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +34,7 @@ func TestBinaryStartsAndStopsGracefully(t *testing.T) {
 	out, err := exec.Command("go", "build", "-o", bin, "./cmd/vcfsm").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	cmd := exec.Command(bin, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
 	cmd.Dir = dir
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -40,14 +42,19 @@ func TestBinaryStartsAndStopsGracefully(t *testing.T) {
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
 	ready := regexp.MustCompile(`msg="vcfsm ready" rest=(http://[^ ]+)/v2`)
+	metricsAt := regexp.MustCompile(`msg="serving metrics" listen=(http://[^ ]+/metrics)`)
 	urls := make(chan string, 1)
-	var logs strings.Builder
+	metricsURL := make(chan string, 1)
+	var logs syncLog
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			logs.WriteString(sc.Text() + "\n")
+			logs.add(sc.Text() + "\n")
 			if m := ready.FindStringSubmatch(sc.Text()); m != nil {
 				urls <- m[1]
+			}
+			if m := metricsAt.FindStringSubmatch(sc.Text()); m != nil {
+				metricsURL <- m[1]
 			}
 		}
 	}()
@@ -67,6 +74,30 @@ func TestBinaryStartsAndStopsGracefully(t *testing.T) {
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+	requestID := resp.Header.Get("X-Request-Id")
+	require.NotEmpty(t, requestID)
+
+	// The request is counted on the metrics listener and logged once at
+	// the gateway and once by lifecycle, under the same request id.
+	metrics, err := http.Get(<-metricsURL)
+	require.NoError(t, err)
+	body, err := io.ReadAll(metrics.Body)
+	_ = metrics.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(body), `vcfsm_http_requests_total{code="200",method="GET",route="/v2/vcf-services"} 1`)
+	poll(t, "the access-log lines", 10*time.Second, logs.String, func(l string) bool {
+		return regexp.MustCompile(`msg="http request" service=gateway method=GET route=/v2/vcf-services code=200 duration=\S+ principal=admin request_id=`+requestID).MatchString(l) &&
+			regexp.MustCompile(`msg="grpc call" method=/vcfservices.lifecycle.v1.LifecycleService/\w+ code=OK duration=\S+ principal=admin request_id=`+requestID).MatchString(l)
+	})
+
+	// A second process on the same data directory is told which file
+	// another process holds, instead of "open …: timeout" (issue 16 §7).
+	second := exec.Command(bin, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	second.Dir = dir
+	out, err = second.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Regexp(t, `data/\S+\.db is locked by another process using the same data directory`, string(out))
+	require.NotContains(t, string(out), ": timeout")
 
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	done := make(chan error, 1)
@@ -188,4 +219,22 @@ func TestGetExtras(t *testing.T) {
 	require.Len(t, v.Signatures.Details, 1)
 	require.Equal(t, digest, v.Signatures.Details[0]["digest"])
 	require.Contains(t, v.Signatures.Details[0]["message"], "not verified: no --signature-keys configured")
+}
+
+// syncLog collects a child's log lines while the test reads them.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

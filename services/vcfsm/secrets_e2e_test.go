@@ -64,3 +64,24 @@ func TestNoSecretInOutput(t *testing.T) {
 	require.Contains(t, string(out), `token entry "leak:<redacted>": unknown role "operater"`)
 	require.Empty(t, secretsIn(string(out)), "%s", out)
 }
+
+// Every binary answers --version with its version, commit and Go version,
+// and exits 0 without starting (issue 16 §7); VCFSM_VERSION in the
+// environment is not mistaken for it.
+func TestEveryBinaryAnswersVersion(t *testing.T) {
+	dir := buildBinaries(t)
+	pkgs := binaries
+	for _, p := range pkgs {
+		name := filepath.Base(p)
+		cmd := exec.Command(filepath.Join(dir, name), "--version")
+		cmd.Dir = t.TempDir()
+		out, err := cmd.Output()
+		require.NoError(t, err, "%s --version exits 0", name)
+		require.Regexp(t, `^`+name+` \S+ \(commit \S+, go[0-9.]+\S*\)\n$`, string(out), name)
+	}
+	cmd := exec.Command(filepath.Join(dir, "devcerts"), "--dir", filepath.Join(t.TempDir(), "tls"))
+	cmd.Env = append(os.Environ(), "VCFSM_VERSION=v9-image-tag")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.NotContains(t, string(out), "commit", "VCFSM_VERSION is not --version")
+}

@@ -150,7 +150,17 @@ func errorOf(status int, raw []byte) error {
 // raw JSON (the "result" object) until the stream ends, fn returns an
 // error, or ctx ends. ErrStop from fn ends the watch without error.
 func (c *Client) Watch(ctx context.Context, id string, fn func(raw json.RawMessage) error) error {
+	return c.WatchUntil(ctx, id, "", fn)
+}
+
+// WatchUntil is Watch with ?until=<status>: the server ends the stream
+// after the event where the service has that status or its operation
+// failed; empty until watches until the stream is closed.
+func (c *Client) WatchUntil(ctx context.Context, id, until string, fn func(raw json.RawMessage) error) error {
 	path := "/v2/vcf-services/" + url.PathEscape(id) + "/watch"
+	if until != "" {
+		path += "?until=" + url.QueryEscape(until)
+	}
 	req, err := c.request(ctx, http.MethodGet, path, nil)
 	if err != nil {
 		return err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/cli/internal/api"
 	"github.com/vcfsm/vcfsm/cli/internal/config"
+	platformcli "github.com/vcfsm/vcfsm/platform/cli"
 )
 
 // Exit codes.
@@ -27,6 +28,16 @@ const (
 
 // Version is set at build time (-ldflags "-X ...vcfctl.Version=...").
 var Version = "dev"
+
+// versionLine is what version and --version print: the version, the
+// commit and the Go version, as every binary of the project answers.
+func versionLine() string {
+	v := Version
+	if v == "dev" {
+		v = ""
+	}
+	return platformcli.VersionOf("vcfctl", v)
+}
 
 // IO is where a command reads and writes; Out decides terminal features.
 type IO struct {
@@ -102,7 +113,9 @@ func (a *App) rootCmd() *cobra.Command {
 		Short:         "Drive the VCF Service Manager: services, contexts, plans and progress",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
 	root.PersistentFlags().StringVar(&a.context, "context", "", "context to use (default: VCFCTL_CONTEXT, then the current context)")
 	root.AddCommand(a.loginCmd(), a.contextCmd(), a.serviceCmd(), a.inventoryCmd(), a.catalogCmd(),

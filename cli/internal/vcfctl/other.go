@@ -20,32 +20,36 @@ import (
 )
 
 func (a *App) watchCmd() *cobra.Command {
-	var output string
+	var output, until string
 	c := &cobra.Command{
-		Use:   "watch SERVICE [-o table|json]",
-		Short: "Print one line per change of the service (json: the events as NDJSON) until it is deleted or interrupted",
+		Use:   "watch SERVICE [--until STATUS] [-o table|json]",
+		Short: "Print one line per change of the service (json: the events as NDJSON) until it is deleted or interrupted, or reaches --until",
 		Args:  exactArgs("SERVICE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				err := cl.Watch(cmd.Context(), id, func(raw json.RawMessage) error {
+				var last lifecyclev1.WatchServiceResponse
+				err := cl.WatchUntil(cmd.Context(), id, until, func(raw json.RawMessage) error {
+					if err := decode(raw, &last); err != nil {
+						return err
+					}
 					if output == formatJSON {
 						return a.writeRaw(formatJSON, raw)
 					}
-					var ev lifecyclev1.WatchServiceResponse
-					if err := decode(raw, &ev); err != nil {
-						return err
-					}
-					a.printf("%s\n", watchLine(&ev))
+					a.printf("%s\n", watchLine(&last))
 					return nil
 				})
 				if errors.Is(err, context.Canceled) {
 					return nil // interrupted: the normal way to stop watching
+				}
+				if err == nil && until != "" && !strings.EqualFold(last.GetStatus(), until) {
+					return &exitError{code: ExitBlocked, err: fmt.Errorf("the watch ended at status %s, not %s: %s", last.GetStatus(), until, last.GetOperation().GetMessage())}
 				}
 				return err
 			})
 		},
 	}
 	outputFlag(c, &output, formatTable, formatJSON)
+	c.Flags().StringVar(&until, "until", "", "end when the service reaches this status (e.g. Healthy), or with exit 3 when its operation fails")
 	return c
 }
 
@@ -246,7 +250,7 @@ func (a *App) versionCmd() *cobra.Command {
 		Short: "Print vcfctl's version",
 		Args:  exactArgs(),
 		RunE: func(_ *cobra.Command, _ []string) error {
-			a.printf("vcfctl %s\n", Version)
+			a.printf("%s\n", versionLine())
 			return nil
 		},
 	}

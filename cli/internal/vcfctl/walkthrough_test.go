@@ -83,6 +83,10 @@ func TestWalkthrough(t *testing.T) {
 	out = w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-grants", grantsFile, "--wait")
 	require.Contains(t, out, "activate: activate: ")
 	require.Contains(t, out, ": Healthy (active, version 1.0.0)")
+	// A watch with --until ends by itself when the status is reached.
+	out = w.ok(t, "service", "watch", "arcturus.galaxy.com", "--until", "Healthy")
+	require.Regexp(t, `Healthy\s+active\s+version 1\.0\.0`, out)
+	require.Equal(t, 1, strings.Count(out, "\n"), "the current state is Healthy: one line, then the end")
 
 	// 4. A watch follows everything below as NDJSON until the delete.
 	watched, watchedTable := w.background(t, "service", "watch", id, "-o", "json"), w.background(t, "service", "watch", "arcturus.galaxy.com")
@@ -194,7 +198,8 @@ func TestWalkthrough(t *testing.T) {
 		t.Fatal("the table watch did not end with the deletion")
 	}
 
-	require.Regexp(t, `^vcfctl \S+\n$`, w.ok(t, "version"))
+	require.Regexp(t, `^vcfctl \S+ \(commit \S+, go\S+\)\n$`, w.ok(t, "version"))
+	require.Equal(t, w.ok(t, "version"), w.ok(t, "--version"))
 	require.Contains(t, w.ok(t, "completion", "bash"), "bash completion")
 	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "frobnicate").code)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/vcfsm/vcfsm/platform/store"
 )
@@ -37,6 +38,21 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// ErrLocked: another process holds the store's file.
+var ErrLocked = errors.New("store file in use")
+
+// lockedError is one sentence naming the file; it is ErrLocked.
+type lockedError struct{ path string }
+
+func (e *lockedError) Error() string {
+	return e.path + " is locked by another process using the same data directory (another vcfsm or lifecycle?): stop it or choose another --data-dir"
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
+// lockTimeout bounds the wait for another process's lock on the file.
+const lockTimeout = 500 * time.Millisecond
+
 // Options tune Open.
 type Options struct {
 	// NoSync skips fsync on commit: writes survive a process crash but not
@@ -58,8 +74,12 @@ func OpenWithOptions(path string, schema store.Schema, opts Options) (*Store, er
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	// A second process holding the file must not make us hang forever.
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second, NoSync: opts.NoSync})
+	// A second process holding the file must not make us hang: bbolt
+	// polls its file lock until the timeout, then we say who holds it.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: lockTimeout, NoSync: opts.NoSync})
+	if errors.Is(err, bolterrors.ErrTimeout) {
+		return nil, &lockedError{path: path}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

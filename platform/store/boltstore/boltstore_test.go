@@ -4,6 +4,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
@@ -24,4 +27,19 @@ func TestContract(t *testing.T) {
 		mu.Unlock()
 		return boltstore.Open(p, schema)
 	})
+}
+
+// A second opener of the same file fails within a second, naming the file
+// and saying another process holds it (issue 16 §7).
+func TestSecondOpenerIsToldWhoHoldsTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lifecycle.db")
+	schema := store.Schema{Version: 1, Buckets: []string{"b"}}
+	first, err := boltstore.Open(path, schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = first.Close() })
+	start := time.Now()
+	_, err = boltstore.Open(path, schema)
+	require.ErrorIs(t, err, boltstore.ErrLocked)
+	require.ErrorContains(t, err, path+" is locked by another process")
+	require.Less(t, time.Since(start), time.Second)
 }

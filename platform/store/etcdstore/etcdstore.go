@@ -19,6 +19,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"strconv"
 	"strings"
@@ -29,6 +30,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
+	"github.com/vcfsm/vcfsm/platform/logging"
 	"github.com/vcfsm/vcfsm/platform/store"
 )
 
@@ -67,6 +69,13 @@ type Config struct {
 	// MaxAttempts bounds how often Update runs fn when other writers keep
 	// changing what fn read; after that Update returns store.ErrConflict.
 	MaxAttempts int
+	// Logger receives the etcd client's own log (warnings and errors),
+	// so the process has one log format; nil keeps the client's errors on
+	// stderr in zap's format.
+	Logger *slog.Logger
+	// OnConflict, when set, is called each time a commit loses to another
+	// writer and fn runs again (metrics).
+	OnConflict func()
 }
 
 // Store is an etcd-backed store.Store. It is safe for concurrent use, also
@@ -77,8 +86,16 @@ type Store struct {
 	buckets        map[string]bool
 	requestTimeout time.Duration
 	maxAttempts    int
+	onConflict     func()
 	closed         atomic.Bool
+	// fencedWrites counts commits refused by their fence.
+	fencedWrites atomic.Int64
 }
+
+// FencedWrites is how many commits this store refused because their fence
+// (store.WithFence) no longer held: writes of a process that had lost its
+// ownership.
+func (s *Store) FencedWrites() int64 { return s.fencedWrites.Load() }
 
 var _ store.Store = (*Store)(nil)
 
@@ -92,9 +109,9 @@ func Open(ctx context.Context, cfg Config, schema store.Schema) (*Store, error) 
 	}
 	// The client logs a warning per internal retry (every 25ms while etcd
 	// is down); those failures reach callers as errors, so keep only errors.
-	logger, err := logutil.CreateDefaultZapLogger(zap.ErrorLevel)
+	logger, err := clientLogger(cfg.Logger)
 	if err != nil {
-		return nil, fmt.Errorf("etcdstore: open: client logger: %w", err)
+		return nil, err
 	}
 	client, err := clientv3.New(clientv3.Config{
 		Logger:      logger.Named("etcd-client"),
@@ -113,6 +130,7 @@ func Open(ctx context.Context, cfg Config, schema store.Schema) (*Store, error) 
 		buckets:        map[string]bool{},
 		requestTimeout: cfg.RequestTimeout,
 		maxAttempts:    cfg.MaxAttempts,
+		onConflict:     cfg.OnConflict,
 	}
 	for _, b := range schema.Buckets {
 		s.buckets[b] = true
@@ -368,6 +386,9 @@ func (s *Store) update(ctx context.Context, fn func(*tx) error) error {
 		if committed {
 			return nil
 		}
+		if s.onConflict != nil {
+			s.onConflict()
+		}
 		if attempt >= s.maxAttempts {
 			return fmt.Errorf("etcdstore: update gave up after %d attempts: other writers kept changing what it read: %w",
 				attempt, store.ErrConflict)
@@ -376,6 +397,20 @@ func (s *Store) update(ctx context.Context, fn func(*tx) error) error {
 			return err
 		}
 	}
+}
+
+// clientLogger bridges the etcd client's zap log into log at warning level
+// (the client warns on each internal retry while etcd is down; callers see
+// those failures as errors, so debug and info are dropped).
+func clientLogger(log *slog.Logger) (*zap.Logger, error) {
+	if log != nil {
+		return logging.Zap(log, zap.WarnLevel), nil
+	}
+	logger, err := logutil.CreateDefaultZapLogger(zap.ErrorLevel)
+	if err != nil {
+		return nil, fmt.Errorf("etcdstore: open: client logger: %w", err)
+	}
+	return logger, nil
 }
 
 // backoff waits a short random time so replicas that conflicted do not

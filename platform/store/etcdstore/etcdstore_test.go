@@ -16,6 +16,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
+	"github.com/vcfsm/vcfsm/platform/store/etcdstore/etcdtest"
 	"github.com/vcfsm/vcfsm/platform/store/storetest"
 )
 
@@ -107,7 +108,11 @@ func TestUpdateRetriesWhenReadSetChanges(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
 			prefix := newPrefix()
-			s := openAt(t, prefix, schema)
+			var conflicts atomic.Int32
+			s, err := etcdstore.Open(ctx, etcdstore.Config{Endpoints: []string{sharedEndpoint}, Prefix: prefix,
+				OnConflict: func() { conflicts.Add(1) }}, schema)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = s.Close() })
 			replica := openAt(t, prefix, schema)
 			for k, v := range map[string]string{"svc/a": "1", "svc/b": "2", "other/x": "x"} {
 				_, err := store.Put(ctx, s, "services", k, []byte(v), store.MustNotExist)
@@ -115,7 +120,7 @@ func TestUpdateRetriesWhenReadSetChanges(t *testing.T) {
 			}
 			attempts := 0
 			var summary string
-			err := s.Update(ctx, func(tx store.Tx) error {
+			err = s.Update(ctx, func(tx store.Tx) error {
 				attempts++
 				var err error
 				summary, err = c.read(tx)
@@ -135,6 +140,7 @@ func TestUpdateRetriesWhenReadSetChanges(t *testing.T) {
 			})
 			require.NoError(t, err)
 			require.Equal(t, c.wantAttempts, attempts)
+			require.Equal(t, int32(c.wantAttempts-1), conflicts.Load(), "OnConflict once per lost commit")
 			require.Equal(t, c.wantSummary, summary)
 			if !c.readOnly {
 				rec, err := s.Get(ctx, "resources", "summary")
@@ -473,7 +479,7 @@ func TestMissingMigration(t *testing.T) {
 // With its etcd gone, every call fails within the request timeout with an
 // error naming etcd and the endpoint, and nothing panics.
 func TestEtcdUnreachable(t *testing.T) {
-	srv, err := startEtcd(t.TempDir())
+	srv, err := etcdtest.StartIn(t.TempDir())
 	require.NoError(t, err)
 	stopped := false
 	t.Cleanup(func() {
@@ -481,7 +487,7 @@ func TestEtcdUnreachable(t *testing.T) {
 			srv.Close()
 		}
 	})
-	endpoint := clientURL(srv)
+	endpoint := etcdtest.ClientURL(srv)
 	cfg := etcdstore.Config{Endpoints: []string{endpoint}, Prefix: "/unreachable/", RequestTimeout: 500 * time.Millisecond}
 	ctx := context.Background()
 	s, err := etcdstore.Open(ctx, cfg, schema)
@@ -592,10 +598,10 @@ func TestRevisionsIncreaseAcrossReplicas(t *testing.T) {
 // With authentication enabled on etcd, the credentials in Config are used
 // and a store without them is refused with etcd's reason.
 func TestAuthentication(t *testing.T) {
-	srv, err := startEtcd(t.TempDir())
+	srv, err := etcdtest.StartIn(t.TempDir())
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
-	endpoint := clientURL(srv)
+	endpoint := etcdtest.ClientURL(srv)
 	ctx := context.Background()
 
 	admin, err := clientv3.New(clientv3.Config{Endpoints: []string{endpoint}, DialTimeout: 5 * time.Second})

@@ -2,9 +2,7 @@ package etcdstore_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -12,10 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.etcd.io/etcd/server/v3/embed"
 
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
+	"github.com/vcfsm/vcfsm/platform/store/etcdstore/etcdtest"
 )
 
 // sharedEndpoint is the client URL of the one embedded etcd every test and
@@ -37,50 +35,14 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	srv, err := startEtcd(dir)
+	srv, err := etcdtest.StartIn(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer srv.Close()
-	sharedEndpoint = clientURL(srv)
+	sharedEndpoint = etcdtest.ClientURL(srv)
 	return m.Run()
-}
-
-// startEtcd starts a single-member etcd on 127.0.0.1 random ports.
-func startEtcd(dir string) (*embed.Etcd, error) {
-	cfg := embed.NewConfig()
-	cfg.Name = "etcdstore-test"
-	cfg.Dir = dir
-	// Even "error" logs every listener closing at shutdown; failures to
-	// start still surface through StartEtcd and Err.
-	cfg.LogLevel = "fatal"
-	loopback := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
-	cfg.ListenClientUrls = []url.URL{loopback}
-	cfg.AdvertiseClientUrls = []url.URL{loopback}
-	cfg.ListenPeerUrls = []url.URL{loopback}
-	cfg.AdvertisePeerUrls = []url.URL{loopback}
-	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
-	srv, err := embed.StartEtcd(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("start embedded etcd: %w", err)
-	}
-	timer := time.NewTimer(time.Minute)
-	defer timer.Stop()
-	select {
-	case <-srv.Server.ReadyNotify():
-		return srv, nil
-	case err := <-srv.Err():
-		srv.Close()
-		return nil, fmt.Errorf("embedded etcd failed: %w", err)
-	case <-timer.C:
-		srv.Close()
-		return nil, errors.New("embedded etcd not ready within a minute")
-	}
-}
-
-func clientURL(srv *embed.Etcd) string {
-	return "http://" + srv.Clients[0].Addr().String()
 }
 
 func newPrefix() string {

@@ -292,9 +292,16 @@ func (t *tx) commit() (bool, error) {
 		cmps = append(cmps, clientv3.Compare(clientv3.ModRevision(t.s.deleteMarker(b)), "<", t.rev+1))
 	}
 
+	fence, fenced := store.FenceOf(t.ctx)
+	var orElse []clientv3.Op
+	if fenced {
+		cmps = append(cmps, clientv3.Compare(clientv3.CreateRevision(fence.Key), "=", fence.Revision))
+		orElse = append(orElse, clientv3.OpGet(fence.Key))
+	}
+
 	ctx, cancel := t.s.requestContext(t.ctx)
 	defer cancel()
-	resp, err := t.s.client.Txn(ctx).If(cmps...).Then(ops...).Commit()
+	resp, err := t.s.client.Txn(ctx).If(cmps...).Then(ops...).Else(orElse...).Commit()
 	switch {
 	case errors.Is(err, rpctypes.ErrTooManyOps):
 		return false, fmt.Errorf("etcdstore: commit of %d writes guarded by %d compares exceeds etcd's --max-txn-ops; split the update or raise the limit: %w",
@@ -302,5 +309,20 @@ func (t *tx) commit() (bool, error) {
 	case err != nil:
 		return false, t.s.explain(t.ctx, "commit (it may or may not have been applied; re-read before retrying)", err)
 	}
+	if !resp.Succeeded && fenced && lostFence(resp, fence) {
+		t.s.fencedWrites.Add(1)
+		return false, fmt.Errorf("etcdstore: commit of %d writes refused: ownership %s (revision %d) is gone: %w",
+			len(ops), fence.Key, fence.Revision, store.ErrFenced)
+	}
 	return resp.Succeeded, nil
+}
+
+// lostFence reports whether a failed commit failed on its fence: the
+// ownership record is absent or another one.
+func lostFence(resp *clientv3.TxnResponse, fence store.Fence) bool {
+	if len(resp.Responses) == 0 {
+		return true
+	}
+	kvs := resp.Responses[0].GetResponseRange().GetKvs()
+	return len(kvs) == 0 || kvs[0].CreateRevision != fence.Revision
 }

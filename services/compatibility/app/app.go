@@ -10,6 +10,7 @@ import (
 
 	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/services/compatibility/internal/compat"
 	"github.com/vcfsm/vcfsm/services/compatibility/internal/constraint"
 	"github.com/vcfsm/vcfsm/services/compatibility/internal/pkgdoc"
@@ -29,6 +30,8 @@ type Config struct {
 	CacheSize int
 	// MaxBatchItems bounds the items of one BatchEvaluate call.
 	MaxBatchItems int
+	// Telemetry receives the service's metrics; nil: none served.
+	Telemetry *observability.Telemetry
 }
 
 // RegisterFlags binds the configuration to flags. The names carry the
@@ -60,6 +63,9 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 		return nil, fmt.Errorf("compatibility: %w", err)
 	}
 	eval := compat.NewEvaluator(cache, cfg.MaxBatchItems)
+	evaluations := observability.Or(cfg.Telemetry).NewCounterVec("compatibility_evaluations_total",
+		"Compatibility verdicts by kind (install, upgrade, supervisor_upgrade, batch) and result (compatible, blocked, invalid).", "kind", "result")
+	eval.SetObserver(func(kind, result string) { evaluations.WithLabelValues(kind, result).Inc() })
 	if log != nil {
 		log.Debug("compatibility service configured", "cache_size", cfg.CacheSize, "max_batch_items", cfg.MaxBatchItems)
 	}

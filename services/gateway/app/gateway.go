@@ -25,6 +25,7 @@ import (
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 )
 
 // VCFAPrefix is the base path VCF Automation serves the API under; the same
@@ -40,6 +41,9 @@ type Options struct {
 	Tokens *auth.Tokens
 	// Limits bound callers; zero fields take the defaults.
 	Limits Limits
+	// Telemetry adds the request id, tracing, metrics and the access log
+	// (nil: a private registry nobody serves, no tracing).
+	Telemetry *observability.Telemetry
 }
 
 // New returns the gateway's HTTP handler over a connection to lifecycle.
@@ -52,6 +56,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		log = slog.New(slog.DiscardHandler)
 	}
 	limits := opts.Limits.withDefaults()
+	tel := observability.Or(opts.Telemetry)
 	jsonMarshaler := &runtime.JSONPb{
 		MarshalOptions:   protojson.MarshalOptions{EmitDefaultValues: true},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
@@ -60,22 +65,28 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &bodyMarshaler{Marshaler: jsonMarshaler}),
 		runtime.WithForwardResponseOption(setHTTPCode),
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
-			if key == grpcx.HTTPCodeHeader {
+			if key == grpcx.HTTPCodeHeader || key == observability.PrincipalMetadata {
 				return "", false
 			}
 			return runtime.DefaultHeaderMatcher(key)
 		}),
 		runtime.WithErrorHandler(errorHandler(log, limits.MaxBodyBytes)),
-		runtime.WithHealthzEndpoint(grpc_health_v1.NewHealthClient(conn)),
 	)
 	if err := lifecyclev1.RegisterLifecycleServiceHandler(ctx, mux, conn); err != nil {
 		return nil, fmt.Errorf("register lifecycle routes: %w", err)
 	}
 	root := http.NewServeMux()
-	root.HandleFunc("GET /v2/openapi.json", serveOpenAPI)
-	root.HandleFunc("GET "+VCFAPrefix+"/v2/openapi.json", serveOpenAPI)
-	root.Handle("/", stripVCFAPrefix(escapeSemicolons(mux)))
-	return newGuard(root, opts.Tokens, limits, log), nil
+	route(root, "GET /v2/openapi.json", http.HandlerFunc(serveOpenAPI))
+	route(root, "GET "+VCFAPrefix+"/v2/openapi.json", http.HandlerFunc(serveOpenAPI))
+	route(root, "GET /healthz", http.HandlerFunc(serveHealthz))
+	route(root, "GET /readyz", readyz(grpc_health_v1.NewHealthClient(conn)))
+	// The lifecycle routes are named by recordCall when grpc-gateway
+	// answers; the request id reaches lifecycle through the connection's
+	// interceptors (observability.DialOptions).
+	root.Handle("/", stripVCFAPrefix(escapeSemicolons(checkPaging(mux))))
+	// Telemetry wraps the guard so refused requests are logged and counted
+	// too; the guard refuses before any body is read.
+	return tel.HTTPHandler(newGuard(root, opts.Tokens, limits, log), log), nil
 }
 
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {
@@ -115,6 +126,7 @@ func escapeSemicolons(next http.Handler) http.Handler {
 
 // setHTTPCode applies the status a handler chose through grpcx.HTTPCodeHeader.
 func setHTTPCode(ctx context.Context, w http.ResponseWriter, _ proto.Message) error {
+	recordCall(ctx)
 	md, ok := runtime.ServerMetadataFromContext(ctx)
 	if !ok {
 		return nil
@@ -140,8 +152,9 @@ func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 		if s := runtime.HTTPStatusFromCode(statusCode(err)); s == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
 		}
+		recordCall(ctx)
 		log.DebugContext(ctx, "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
-		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, err)
+		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, restQueryError(err))
 	}
 }
 

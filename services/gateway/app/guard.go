@@ -41,10 +41,11 @@ func newGuard(next http.Handler, tokens *auth.Tokens, limits Limits, log *slog.L
 		limiters: map[string]*rate.Limiter{}, watches: map[string]int{}}
 }
 
-// public reports routes that need no token: they reveal no data.
+// public reports routes that need no token: they reveal no data
+// (liveness and readiness are what orchestrators probe without one).
 func public(r *http.Request) bool {
 	p := strings.TrimPrefix(r.URL.Path, VCFAPrefix)
-	return r.Method == http.MethodGet && (p == "/v2/openapi.json" || r.URL.Path == "/healthz")
+	return r.Method == http.MethodGet && (p == "/v2/openapi.json" || r.URL.Path == "/healthz" || r.URL.Path == "/readyz")
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {

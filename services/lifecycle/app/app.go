@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/protobuf/encoding/protojson"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/yaml"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
@@ -23,6 +25,7 @@ import (
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
@@ -30,7 +33,9 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/telemetry"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
 
@@ -64,6 +69,9 @@ type Config struct {
 	SourceRootCAs *x509.CertPool
 	// BundleLimits bound downloads and extraction (zero: defaults).
 	BundleLimits BundleLimits
+	// DownloadStall gives up bundle downloads that make no progress; a
+	// zero field disables its check.
+	DownloadStall bundle.Stall
 	// Store is "bolt" (embedded, the default) or "etcd".
 	Store string
 	// EtcdEndpoints and EtcdPrefix locate the etcd store.
@@ -71,15 +79,33 @@ type Config struct {
 	EtcdPrefix    string
 	// Etcd holds etcd's TLS and credentials.
 	Etcd EtcdAccess
+	// TargetAddr, when set, is the simulator server every replica shares;
+	// otherwise the simulated targets live in DataDir, in process.
+	TargetAddr string
+	// OwnerTTL is the lease of a replica's ownership on --store=etcd: a
+	// replica that dies or is cut off loses its operations and the
+	// controllers to another one after it (0: DefaultOwnerTTL).
+	OwnerTTL time.Duration
 	// SignatureKeys are comma-separated PEM public key files trusted to
 	// sign bundles.
 	SignatureKeys string
 	// EncryptionKeyFile is the keyring sealing Secret resources; empty
 	// means a development key generated in DataDir.
 	EncryptionKeyFile string
+	// TargetDriver is "simulator" (the default) or "kubernetes":
+	// Supervisor SupervisorServices and Secrets go to each Supervisor's
+	// Kubernetes API, everything else stays on the simulator.
+	TargetDriver string
+	// KubeconfigDir holds <supervisor>.kubeconfig (--target-driver=kubernetes).
+	KubeconfigDir string
+	// KubeRESTConfig, when set, reaches a Supervisor's API server instead
+	// of the kubeconfig files (tests).
+	KubeRESTConfig func(supervisor string) (*rest.Config, error)
 	// WrapDriver, when set, wraps the target driver (tests inject faults
 	// such as panics through it).
 	WrapDriver func(target.Driver) target.Driver
+	// Telemetry receives metrics and traces; nil: none served.
+	Telemetry *observability.Telemetry
 }
 
 func (c Config) wrapDriver(d target.Driver) target.Driver {
@@ -87,6 +113,25 @@ func (c Config) wrapDriver(d target.Driver) target.Driver {
 		return d
 	}
 	return c.WrapDriver(d)
+}
+
+// stallBounds turns the flags' "0 disables" into the fetcher's negative
+// fields; a Config built in code without them gets the defaults.
+func stallBounds(s bundle.Stall) bundle.Stall {
+	if s == (bundle.Stall{}) {
+		return s
+	}
+	off := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1
+		}
+		return d
+	}
+	s.Timeout, s.Window = off(s.Timeout), off(s.Window)
+	if s.MinRate == 0 {
+		s.MinRate = -1
+	}
+	return s
 }
 
 // RegisterFlags binds the configuration to flags; cli.Parse also reads
@@ -98,39 +143,37 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.RendererAddr, "renderer", "127.0.0.1:9093", "renderer service gRPC address")
 	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address")
 	fs.StringVar(&c.InventoryFile, "inventory-file", "", "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one")
+	fs.StringVar(&c.TargetAddr, "target-addr", "", "gRPC address of the simulator server (the simulator binary) shared by every replica; empty: simulated targets in --data-dir, in process")
 	fs.StringVar(&c.SimulatorSeed, "simulator-seed", "", "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults")
+	fs.StringVar(&c.TargetDriver, "target-driver", "simulator", "target driver: simulator (every target SIMULATED) or kubernetes (Supervisor SupervisorServices and Secrets on each Supervisor's Kubernetes API; VCF Automation and vCenter stay simulated)")
+	fs.StringVar(&c.KubeconfigDir, "kubeconfig-dir", "", "directory holding <supervisor>.kubeconfig for each Supervisor, with --target-driver=kubernetes; an inventory Supervisor's kubeconfig field wins")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
 	fs.Int64Var(&c.BundleLimits.MaxDownloadBytes, "bundle-max-download-bytes", 0, "largest bundle tarball downloaded (0: 2 GiB)")
 	fs.Int64Var(&c.BundleLimits.MaxBundleBytes, "bundle-max-bytes", 0, "largest extracted bundle tree (0: 64 MiB)")
 	fs.IntVar(&c.BundleLimits.MaxFiles, "bundle-max-files", 0, "most files in a bundle tree (0: 4096)")
 	fs.Int64Var(&c.BundleLimits.MaxFileBytes, "bundle-max-file-bytes", 0, "largest single file in a bundle tree (0: 16 MiB)")
+	fs.DurationVar(&c.DownloadStall.Timeout, "download-stall-timeout", bundle.DefaultStallTimeout, "give a bundle download (tarball or registry pull) up when no byte arrives for this long (0: never)")
+	fs.Int64Var(&c.DownloadStall.MinRate, "download-min-rate", bundle.DefaultMinRate, "bytes per second a bundle download must average over --download-rate-window (0: no floor)")
+	fs.DurationVar(&c.DownloadStall.Window, "download-rate-window", bundle.DefaultRateWindow, "window over which --download-min-rate is measured")
 	fs.StringVar(&c.Store, "store", "bolt", "entity store: bolt (embedded file in --data-dir) or etcd")
 	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs for --store=etcd")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", "/vcfsm/lifecycle/", "key prefix in etcd")
 	c.Etcd.RegisterFlags(fs)
+	fs.DurationVar(&c.OwnerTTL, "owner-ttl", DefaultOwnerTTL, "with --store=etcd: lease of a replica's ownership of an operation and of the controllers; a dead or cut-off replica's work is taken over after it")
 	fs.StringVar(&c.SignatureKeys, "signature-keys", "", "comma-separated PEM public keys trusted to sign bundles (cosign); with keys, isValid means verified and activating with accepted.signatures needs a verified signature")
 	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing rendered Secrets at rest (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600. Default: a key generated into <data-dir>/encryption-key")
 }
 
-// refreshInterval: several replicas may share an etcd store; each reloads
-// its view of the services every few seconds.
-func refreshInterval(cfg Config) time.Duration {
-	if cfg.Store == "etcd" {
-		return 5 * time.Second
-	}
-	return 0
-}
-
-// openStore opens the configured entity store.
-func openStore(ctx context.Context, cfg Config) (store.Store, error) {
+// openStore opens the configured entity store, timed and counted.
+func openStore(ctx context.Context, cfg Config, tel *observability.Telemetry, log *slog.Logger) (store.Store, error) {
 	switch cfg.Store {
 	case "", "bolt":
 		st, err := boltstore.Open(filepath.Join(cfg.DataDir, "lifecycle.db"), storage.Schema)
 		if err != nil {
 			return nil, fmt.Errorf("lifecycle store: %w", err)
 		}
-		return st, nil
+		return tel.InstrumentStore(st, "bolt"), nil
 	case "etcd":
 		var eps []string
 		for _, e := range strings.Split(cfg.EtcdEndpoints, ",") {
@@ -141,7 +184,8 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		if len(eps) == 0 {
 			return nil, fmt.Errorf("--store=etcd needs --etcd-endpoints")
 		}
-		ecfg := etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix}
+		ecfg := etcdstore.Config{Endpoints: eps, Prefix: cfg.EtcdPrefix,
+			Logger: log.With("component", "etcd-client"), OnConflict: func() { tel.StoreRetried("etcd") }}
 		if err := cfg.Etcd.apply(&ecfg); err != nil {
 			return nil, err
 		}
@@ -149,7 +193,7 @@ func openStore(ctx context.Context, cfg Config) (store.Store, error) {
 		if err != nil {
 			return nil, fmt.Errorf("lifecycle store on etcd %s: %w", cfg.EtcdEndpoints, err)
 		}
-		return st, nil
+		return tel.InstrumentStore(st, "etcd"), nil
 	}
 	return nil, fmt.Errorf("--store %q: want bolt or etcd", cfg.Store)
 }
@@ -166,8 +210,13 @@ type BundleLimits struct {
 // Service is a running lifecycle service.
 type Service struct {
 	store   store.Store
+	owners  *etcdstore.Owners
+	replica string
 	sim     *simulator.Simulator
+	driver  target.Driver
+	kube    *kubernetes.Driver
 	conns   []*grpc.ClientConn
+	peers   []peer
 	manager *lifecycle.Manager
 	handler *server.Handler
 	log     *slog.Logger
@@ -182,7 +231,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 			_ = s.Close()
 		}
 	}()
-	if s.store, err = openStore(ctx, cfg); err != nil {
+	tel := observability.Or(cfg.Telemetry)
+	if s.store, err = openStore(ctx, cfg, tel, log); err != nil {
 		return nil, err
 	}
 	repo, err := storage.NewRepo(ctx, s.store)
@@ -192,24 +242,18 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err := sealSecrets(ctx, cfg, repo, log); err != nil {
 		return nil, err
 	}
-	var seed *simulator.Seed
-	if cfg.SimulatorSeed != "" {
-		if seed, err = simulator.LoadSeed(cfg.SimulatorSeed); err != nil {
-			return nil, err
-		}
-	}
-	if s.sim, err = simulator.Open(simulator.Config{Path: filepath.Join(cfg.DataDir, "simulated-targets.db"), Seed: seed}); err != nil {
+	if err := s.openTargets(cfg); err != nil {
 		return nil, err
 	}
 	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
 		AllowInsecure: cfg.AllowInsecureSources, Limits: bundle.Limits{
 			MaxDownloadBytes: cfg.BundleLimits.MaxDownloadBytes, MaxBundleBytes: cfg.BundleLimits.MaxBundleBytes,
 			MaxFiles: cfg.BundleLimits.MaxFiles, MaxFileBytes: cfg.BundleLimits.MaxFileBytes,
-		}})
+		}, Stall: stallBounds(cfg.DownloadStall)})
 	if err != nil {
 		return nil, err
 	}
-	peers, err := s.dialPeers(cfg)
+	peers, err := s.dialPeers(cfg, tel)
 	if err != nil {
 		return nil, err
 	}
@@ -217,14 +261,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err != nil {
 		return nil, err
 	}
-	s.manager = lifecycle.NewManager(lifecycle.Config{
+	mcfg := lifecycle.Config{
 		VerifySignatures:  sigs.check(),
 		ReconcileInterval: cfg.ReconcileInterval,
 		StepTimeout:       cfg.StepTimeout,
 		StepTimeouts:      cfg.StepTimeouts,
 		Logger:            log,
-		RefreshInterval:   refreshInterval(cfg),
-	}, repo, fetcher, peers, cfg.wrapDriver(s.sim))
+		Observer:          telemetry.New(tel),
+	}
+	if err := s.distribute(cfg, &mcfg); err != nil {
+		return nil, err
+	}
+	s.manager = lifecycle.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(s.driver))
+	telemetry.Gauges(tel, s.manager.QueueDepth, func() []*lifecycle.Service { return repo.Services(context.Background()) })
 	if err := s.loadInventoryFile(ctx, cfg.InventoryFile); err != nil {
 		return nil, err
 	}
@@ -233,25 +282,75 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	return s, nil
 }
 
+// openTargets opens the simulated targets and, with
+// --target-driver=kubernetes, the Kubernetes driver in front of them.
+func (s *Service) openTargets(cfg Config) error {
+	sim, err := s.simulatedTargets(cfg)
+	if err != nil {
+		return err
+	}
+	s.driver, s.kube, err = targetDriver(cfg, sim, s.inventoryKubeconfig)
+	return err
+}
+
+// targetDriver builds the configured driver: the simulator alone, or the
+// Kubernetes driver for what it reaches with the simulator behind it.
+func targetDriver(cfg Config, sim target.Driver, kubeconfigFor func(string) string) (target.Driver, *kubernetes.Driver, error) {
+	switch cfg.TargetDriver {
+	case "", "simulator":
+		return sim, nil, nil
+	case "kubernetes":
+		if cfg.KubeconfigDir != "" {
+			if st, err := os.Stat(cfg.KubeconfigDir); err != nil || !st.IsDir() {
+				return nil, nil, fmt.Errorf("--kubeconfig-dir %s: not a directory", cfg.KubeconfigDir)
+			}
+		}
+		kube := kubernetes.New(kubernetes.Config{KubeconfigDir: cfg.KubeconfigDir, RESTConfig: cfg.KubeRESTConfig, KubeconfigFor: kubeconfigFor})
+		return &target.Router{Primary: kube, Handles: kubernetes.Handles, Fallback: sim}, kube, nil
+	}
+	return nil, nil, fmt.Errorf("--target-driver %q: want simulator or kubernetes", cfg.TargetDriver)
+}
+
+// inventoryKubeconfig is the kubeconfig the stored inventory names for a
+// Supervisor.
+func (s *Service) inventoryKubeconfig(supervisor string) string {
+	if s.manager == nil {
+		return ""
+	}
+	inv, err := s.manager.Inventory(context.Background())
+	if err != nil {
+		return ""
+	}
+	for _, r := range inv.GetRegions() {
+		for _, sup := range r.GetSupervisors() {
+			if sup.GetName() == supervisor {
+				return sup.GetKubeconfig()
+			}
+		}
+	}
+	return ""
+}
+
 // dialPeers connects to compatibility, renderer and precheck (each
 // connection is closed by Close).
-func (s *Service) dialPeers(cfg Config) (lifecycle.Peers, error) {
-	dial := func(addr string) (*grpc.ClientConn, error) {
-		conn, err := grpcx.Dial(addr, cfg.PeerToken, cfg.PeerDialOptions...)
+func (s *Service) dialPeers(cfg Config, tel *observability.Telemetry) (lifecycle.Peers, error) {
+	dial := func(addr, service string) (*grpc.ClientConn, error) {
+		conn, err := grpcx.Dial(addr, cfg.PeerToken, append(append([]grpc.DialOption(nil), cfg.PeerDialOptions...), tel.DialOptions()...)...)
 		if err == nil {
 			s.conns = append(s.conns, conn)
+			s.peers = append(s.peers, peer{addr: addr, service: service, health: healthpb.NewHealthClient(conn)})
 		}
 		return conn, err
 	}
-	compat, err := dial(cfg.CompatibilityAddr)
+	compat, err := dial(cfg.CompatibilityAddr, compatibilityv1.CompatibilityService_ServiceDesc.ServiceName)
 	if err != nil {
 		return lifecycle.Peers{}, err
 	}
-	rend, err := dial(cfg.RendererAddr)
+	rend, err := dial(cfg.RendererAddr, rendererv1.RendererService_ServiceDesc.ServiceName)
 	if err != nil {
 		return lifecycle.Peers{}, err
 	}
-	pre, err := dial(cfg.PrecheckAddr)
+	pre, err := dial(cfg.PrecheckAddr, precheckv1.PrecheckService_ServiceDesc.ServiceName)
 	if err != nil {
 		return lifecycle.Peers{}, err
 	}
@@ -303,6 +402,7 @@ func LoadInventory(file string) (*commonv1.Inventory, error) {
 func (s *Service) Register(srv *grpcx.Server) {
 	lifecyclev1.RegisterLifecycleServiceServer(srv, s.handler)
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, server.ErrorTable)
+	srv.SetReadiness(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.ready)
 }
 
 // Start resumes unfinished operations and runs the workers and controllers
@@ -316,7 +416,17 @@ func (s *Service) Start(ctx context.Context) error {
 	return nil
 }
 
-// Simulator is the simulated target driver (tests inject faults through it).
+// FencedWrites is how many of this replica's writes were refused because
+// it had lost the ownership they depended on (0 on bbolt).
+func (s *Service) FencedWrites() int64 {
+	if est, ok := store.Unwrap(s.store).(*etcdstore.Store); ok {
+		return est.FencedWrites()
+	}
+	return 0
+}
+
+// Simulator is the in-process simulated target driver (tests inject faults
+// through it); nil with --target-addr.
 func (s *Service) Simulator() *simulator.Simulator { return s.sim }
 
 // Close waits for the background work (its context must have ended) and
@@ -327,6 +437,13 @@ func (s *Service) Close() error {
 	}
 	for _, c := range s.conns {
 		_ = c.Close()
+	}
+	if s.kube != nil {
+		_ = s.kube.Close()
+	}
+	if s.owners != nil {
+		// Revoking the lease hands this replica's work over at once.
+		_ = s.owners.Close()
 	}
 	if s.sim != nil {
 		_ = s.sim.Close()

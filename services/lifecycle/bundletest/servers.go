@@ -45,7 +45,8 @@ type CA struct {
 
 // NewCA creates a fresh CA, so two servers never trust each other's
 // certificates by accident (httptest's built-in certificate is shared).
-func NewCA(t testing.TB) *CA {
+// Its server certificate is for 127.0.0.1, localhost and dnsNames.
+func NewCA(t testing.TB, dnsNames ...string) *CA {
 	t.Helper()
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -74,7 +75,7 @@ func NewCA(t testing.TB) *CA {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		DNSNames:     []string{"localhost"},
+		DNSNames:     append([]string{"localhost"}, dnsNames...),
 	}
 	srvDER, err := x509.CreateCertificate(rand.Reader, srvTmpl, caCert, &srvKey.PublicKey, caKey)
 	require.NoError(t, err)
@@ -91,6 +92,10 @@ func NewCA(t testing.TB) *CA {
 		server:  tls.Certificate{Certificate: [][]byte{srvDER}, PrivateKey: srvKey},
 	}
 }
+
+// ServerTLS is the server side of the CA's certificate, for a test's own
+// HTTPS server (e.g. a pre-check hook).
+func (ca *CA) ServerTLS() *tls.Config { return ca.serverConfig() }
 
 func (ca *CA) serverConfig() *tls.Config {
 	return &tls.Config{Certificates: []tls.Certificate{ca.server}, MinVersion: tls.VersionTLS12}

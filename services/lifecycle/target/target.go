@@ -118,6 +118,9 @@ func (q Quota) Fits(available Quota) bool {
 type Staged struct {
 	Reachable bool   `json:"reachable"`
 	Message   string `json:"message,omitempty"`
+	// Rejected is true when the target refused the dry run (its own
+	// validation: schemas, admission); Message says why.
+	Rejected bool `json:"rejected,omitempty"`
 	// Requested is what the resource will consume on its Supervisor.
 	Requested Quota `json:"requested"`
 }
@@ -136,6 +139,9 @@ type SupervisorFacts struct {
 	Name      string `json:"name"`
 	Reachable bool   `json:"reachable"`
 	Available Quota  `json:"available"`
+	// KubernetesVersion as the Supervisor reports it (/version); empty
+	// when the driver cannot tell (the inventory's then applies).
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// SupportedAPIs lists "<apiVersion>/<kind>" the Supervisor's service
 	// manager accepts.
 	SupportedAPIs []string `json:"supportedApis"`
@@ -183,6 +189,14 @@ type Change struct {
 type ChangeFeed interface {
 	// Watch calls fn with every change until ctx ends; fn must not block.
 	Watch(ctx context.Context, fn func(Change))
+}
+
+// Watcher is implemented by drivers that watch their targets: Watch calls
+// changed with the owning service's id whenever an object a service owns
+// changes or disappears on its target other than by the driver's own
+// writes, until ctx ends. The controllers then reconcile that service.
+type Watcher interface {
+	Watch(ctx context.Context, changed func(serviceID string)) error
 }
 
 // SecretIdentity is the identity of a Secret in a Supervisor namespace:

@@ -15,6 +15,7 @@ import (
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/services/precheck/internal/dynamic"
 	"github.com/vcfsm/vcfsm/services/precheck/internal/hook"
 	"github.com/vcfsm/vcfsm/services/precheck/internal/server"
@@ -40,6 +41,8 @@ type Config struct {
 	// RegistryTimeout bounds the image look-ups of one dynamic pre-check
 	// run (default 30s).
 	RegistryTimeout time.Duration
+	// Telemetry receives the service's metrics and traces; nil: none.
+	Telemetry *observability.Telemetry
 }
 
 // RegisterFlags binds the configuration to flags; cli.Parse also reads
@@ -95,6 +98,13 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 		token = rand.Text()
 		log.Info("no --hook-token configured: pre-check hooks receive a random bearer token generated at start")
 	}
+	tel := observability.Or(cfg.Telemetry)
+	hookCalls := tel.NewCounterVec("precheck_hook_calls_total",
+		"Pre-check hook calls made, by outcome (passed, blocked: the hook reported an error, failed: no valid answer).", "outcome")
+	hookLatency := tel.NewHistogramVec("precheck_hook_duration_seconds",
+		"Pre-check hook call latency by outcome.", observability.SlowBuckets, "outcome")
+	checks := tel.NewCounterVec("precheck_dynamic_checks_total",
+		"Dynamic pre-checks run, by check and result (Passed, Warning, Failed).", "check", "result")
 	hooks, err := hook.NewDispatcher(hook.Options{
 		Token:            token,
 		Timeout:          cfg.HookTimeout,
@@ -102,12 +112,18 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 		Concurrency:      cfg.HookConcurrency,
 		Resolver:         resolver,
 		Logger:           log,
+		Observer: func(outcome string, d time.Duration) {
+			hookCalls.WithLabelValues(outcome).Inc()
+			hookLatency.WithLabelValues(outcome).Observe(d.Seconds())
+		},
+		Transport: tel.HTTPTransport,
 	})
 	if err != nil {
 		return nil, err
 	}
-	checks := dynamic.NewChecker(dynamic.Options{RegistryTimeout: cfg.RegistryTimeout})
-	return &Service{handler: server.NewHandler(hooks, checks)}, nil
+	checker := dynamic.NewChecker(dynamic.Options{RegistryTimeout: cfg.RegistryTimeout,
+		Observer: func(check, status string) { checks.WithLabelValues(check, status).Inc() }})
+	return &Service{handler: server.NewHandler(hooks, checker)}, nil
 }
 
 // Register adds the gRPC service and its error table to srv.

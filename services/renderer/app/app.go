@@ -4,6 +4,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/render"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/sandbox"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/server"
@@ -42,6 +44,8 @@ type Config struct {
 	MemoryLimit ByteSize
 	// CacheSize is the number of parsed bundles kept (per worker).
 	CacheSize int
+	// Telemetry receives the service's metrics; nil: none served.
+	Telemetry *observability.Telemetry
 }
 
 // DefaultConfig returns the defaults the flags start from.
@@ -98,6 +102,9 @@ func MaybeRunWorker() { sandbox.MaybeRunWorker() }
 type Service struct {
 	handler *server.Handler
 	close   func() error
+	// ready reports a pool without a live worker (all crashed and not yet
+	// replaced); nil with in-process rendering.
+	ready grpcx.ReadinessCheck
 }
 
 // New builds the service; with process isolation it starts the workers.
@@ -132,14 +139,22 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 			return nil, err
 		}
 		log.Info("render workers ready", "workers", cfg.Workers, "timeout", cfg.Timeout, "memory_limit", cfg.MemoryLimit.String())
-		return &Service{handler: server.NewHandler(pool), close: pool.Close}, nil
+		tel := observability.Or(cfg.Telemetry)
+		poolGauges(tel, pool)
+		ready := func(context.Context) error {
+			if live, _, _ := pool.Stats(); live == 0 {
+				return errors.New("no render worker is running; replacements are being started")
+			}
+			return nil
+		}
+		return &Service{handler: server.NewHandler(measure(tel, pool)), close: pool.Close, ready: ready}, nil
 	case IsolationInProcess:
 		engine, err := render.NewEngine(cfg.CacheSize)
 		if err != nil {
 			return nil, err
 		}
 		log.Warn("rendering in-process: bundle templates run without time or memory bounds (--render-isolation=in-process is for development only)")
-		return &Service{handler: server.NewHandler(engine), close: func() error { return nil }}, nil
+		return &Service{handler: server.NewHandler(measure(observability.Or(cfg.Telemetry), engine)), close: func() error { return nil }}, nil
 	}
 	return nil, fmt.Errorf("--render-isolation: %q is neither %s nor %s", cfg.Isolation, IsolationProcess, IsolationInProcess)
 }
@@ -148,6 +163,9 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 func (s *Service) Register(srv *grpcx.Server) {
 	rendererv1.RegisterRendererServiceServer(srv, s.handler)
 	srv.RegisterErrors(rendererv1.RendererService_ServiceDesc.ServiceName, server.ErrorTable)
+	if s.ready != nil {
+		srv.SetReadiness(rendererv1.RendererService_ServiceDesc.ServiceName, s.ready)
+	}
 }
 
 // Close stops the render workers.

@@ -16,8 +16,12 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
+
+	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	compatibility "github.com/vcfsm/vcfsm/services/compatibility/app"
 	gateway "github.com/vcfsm/vcfsm/services/gateway/app"
 	lifecycle "github.com/vcfsm/vcfsm/services/lifecycle/app"
@@ -34,7 +38,12 @@ type Config struct {
 	Gateway gateway.Config
 	// DevTLS turns on HTTPS and mTLS with a CA and certificates generated
 	// into the data directory on first start.
-	DevTLS        bool
+	DevTLS bool
+	// MetricsListen serves Prometheus /metrics; empty: no listener.
+	MetricsListen string
+	// Telemetry, when set, replaces the one Start builds from the
+	// environment (tests pass an in-memory tracer).
+	Telemetry     *observability.Telemetry
 	Lifecycle     lifecycle.Config
 	Compatibility compatibility.Config
 	Renderer      renderer.Config
@@ -48,6 +57,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.HTTPListen, "http-listen", "127.0.0.1:8080", "REST listen address")
 	fs.BoolVar(&c.DevTLS, "dev-tls", false, "serve HTTPS and gRPC over mTLS with a local CA and certificates written into <data-dir>/tls on first start (development)")
 	c.Gateway.RegisterFlags(fs)
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "127.0.0.1:9100", "address serving Prometheus /metrics; empty: no metrics listener")
 	c.Lifecycle.RegisterFlags(fs)
 	c.Compatibility.RegisterFlags(fs)
 	c.Renderer.RegisterFlags(fs)
@@ -64,6 +74,10 @@ type System struct {
 	// Token is a bearer token the system accepts (the development token
 	// unless tokens were configured).
 	Token string
+	// MetricsAddr is the bound metrics address ("" without a listener).
+	MetricsAddr string
+	// Telemetry is the system's metrics registry and tracer.
+	Telemetry *observability.Telemetry
 
 	log       *slog.Logger
 	lifecycle *lifecycle.Service
@@ -76,20 +90,7 @@ type System struct {
 
 // Start brings every service up and returns once they are listening.
 func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
-	tokens, peerToken, err := cfg.Common.Auth(cfg.Lifecycle.DataDir, log)
-	if err != nil {
-		return nil, err
-	}
-	if cfg.DevTLS {
-		if err := useDevTLS(&cfg, log); err != nil {
-			return nil, err
-		}
-	}
-	dialOpts, err := cfg.Common.GRPCTLS.DialOptions()
-	if err != nil {
-		return nil, err
-	}
-	srvCfg, err := cfg.Common.ServerConfig(log, tokens)
+	sec, err := prepareSecurity(&cfg, log)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +104,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.HTTPListen, err)
 	}
 	runCtx, cancel := context.WithCancel(ctx)
-	s := &System{GRPCAddr: grpcLis.Addr().String(), HTTPAddr: httpLis.Addr().String(), Token: peerToken, log: log, cancel: cancel}
+	s := &System{GRPCAddr: grpcLis.Addr().String(), HTTPAddr: httpLis.Addr().String(), Token: sec.peerToken, log: log, cancel: cancel}
 	fail := func(err error) (*System, error) {
 		cancel()
 		_ = grpcLis.Close()
@@ -111,14 +112,19 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 		s.closeAll()
 		return nil, err
 	}
+	tel, err := startTelemetry(runCtx, cfg, s, log)
+	if err != nil {
+		return fail(err)
+	}
+	cfg.Lifecycle.Telemetry, cfg.Compatibility.Telemetry, cfg.Renderer.Telemetry, cfg.Precheck.Telemetry = tel, tel, tel, tel
 
 	// The lifecycle service reaches its peers over gRPC on this process's
 	// own port, as it would across machines.
 	cfg.Lifecycle.CompatibilityAddr = s.GRPCAddr
 	cfg.Lifecycle.RendererAddr = s.GRPCAddr
 	cfg.Lifecycle.PrecheckAddr = s.GRPCAddr
-	cfg.Lifecycle.PeerToken = peerToken
-	cfg.Lifecycle.PeerDialOptions = dialOpts
+	cfg.Lifecycle.PeerToken = sec.peerToken
+	cfg.Lifecycle.PeerDialOptions = sec.dialOpts
 
 	services, life, err := s.newServices(runCtx, cfg, log)
 	if err != nil {
@@ -126,28 +132,18 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	}
 	s.lifecycle = life
 
-	srv := grpcx.NewServer(srvCfg)
+	sec.srvCfg.Telemetry = tel
+	srv := grpcx.NewServer(sec.srvCfg)
 	for _, r := range services {
 		r.Register(srv)
 	}
+	tel.InitializeServerMetrics(srv.Server)
 	srv.MarkServing()
 
-	// The gateway is a client of the lifecycle service like any other.
-	conn, err := grpcx.Dial(s.GRPCAddr, "", dialOpts...)
+	httpSrv, err := s.newGateway(runCtx, cfg, sec, tel)
 	if err != nil {
 		return fail(err)
 	}
-	s.closers = append(s.closers, conn)
-	handler, err := gateway.New(runCtx, conn, gateway.Options{Logger: log.With("service", "gateway"), Tokens: tokens, Limits: cfg.Gateway.Limits})
-	if err != nil {
-		return fail(err)
-	}
-	httpSrv, err := cfg.Gateway.HTTPServer(handler)
-	if err != nil {
-		return fail(err)
-	}
-	s.Scheme = gateway.Scheme(httpSrv)
-
 	s.serve(runCtx, cancel, srv, grpcLis, httpSrv, httpLis)
 	if err := life.Start(runCtx); err != nil {
 		cancel()
@@ -155,9 +151,94 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 		s.closeAll()
 		return nil, err
 	}
+	// "ready" only once gRPC health and /readyz report the truth.
+	waitCtx, waitDone := context.WithTimeout(runCtx, 30*time.Second)
+	_ = srv.WaitChecked(waitCtx)
+	waitDone()
 	log.Info("vcfsm ready", "rest", s.Scheme+"://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr, "mtls", cfg.Common.GRPCTLS.Enabled())
 	return s, nil
 }
+
+// security is what the common flags say about callers and transport: the
+// accepted tokens, the token services send each other, and TLS.
+type security struct {
+	tokens    *auth.Tokens
+	peerToken string
+	dialOpts  []grpc.DialOption
+	srvCfg    grpcx.ServerConfig
+}
+
+func prepareSecurity(cfg *Config, log *slog.Logger) (security, error) {
+	tokens, peerToken, err := cfg.Common.Auth(cfg.Lifecycle.DataDir, log)
+	if err != nil {
+		return security{}, err
+	}
+	if cfg.DevTLS {
+		if err := useDevTLS(cfg, log); err != nil {
+			return security{}, err
+		}
+	}
+	dialOpts, err := cfg.Common.GRPCTLS.DialOptions()
+	if err != nil {
+		return security{}, err
+	}
+	srvCfg, err := cfg.Common.ServerConfig(log, tokens)
+	if err != nil {
+		return security{}, err
+	}
+	return security{tokens: tokens, peerToken: peerToken, dialOpts: dialOpts, srvCfg: srvCfg}, nil
+}
+
+// newGateway builds the REST edge; the gateway is a client of the
+// lifecycle service like any other.
+func (s *System) newGateway(ctx context.Context, cfg Config, sec security, tel *observability.Telemetry) (*http.Server, error) {
+	conn, err := grpcx.Dial(s.GRPCAddr, "", append(append([]grpc.DialOption(nil), sec.dialOpts...), tel.DialOptions()...)...)
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, conn)
+	handler, err := gateway.New(ctx, conn, gateway.Options{Logger: s.log.With("service", "gateway"), Tokens: sec.tokens, Limits: cfg.Gateway.Limits, Telemetry: tel})
+	if err != nil {
+		return nil, err
+	}
+	httpSrv, err := cfg.Gateway.HTTPServer(handler)
+	if err != nil {
+		return nil, err
+	}
+	s.Scheme = gateway.Scheme(httpSrv)
+	return httpSrv, nil
+}
+
+// startTelemetry builds (unless given) the system's telemetry and starts
+// its metrics listener; both stop with the system.
+func startTelemetry(ctx context.Context, cfg Config, s *System, log *slog.Logger) (*observability.Telemetry, error) {
+	tel := cfg.Telemetry
+	if tel == nil {
+		var err error
+		if tel, err = observability.New(ctx, "vcfsm"); err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, closerFunc(func() error {
+			flushCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			return tel.Shutdown(flushCtx)
+		}))
+	}
+	s.Telemetry = tel
+	if cfg.MetricsListen != "" {
+		ms, err := tel.ServeMetrics(ctx, cfg.MetricsListen, log)
+		if err != nil {
+			return nil, err
+		}
+		s.MetricsAddr = ms.Addr
+		s.closers = append(s.closers, closerFunc(ms.Stop))
+	}
+	return tel, nil
+}
+
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
 
 // Lifecycle is the running lifecycle service (tests reach the simulated
 // targets through it).

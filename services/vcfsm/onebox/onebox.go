@@ -42,8 +42,10 @@ type Box struct {
 	GRPCAddr string
 	// DataDir is the system's data directory.
 	DataDir string
-	Client  *http.Client
-	Sys     *app.System
+	// MetricsURL serves the system's Prometheus metrics.
+	MetricsURL string
+	Client     *http.Client
+	Sys        *app.System
 
 	stopOnce sync.Once
 	stopErr  error
@@ -68,6 +70,7 @@ func Start(t testing.TB, opts ...Option) *Box {
 	cfg.Common.ServiceToken = cli.NewSecret(ServiceToken)
 	cfg.GRPCListen = "127.0.0.1:0"
 	cfg.HTTPListen = "127.0.0.1:0"
+	cfg.MetricsListen = "127.0.0.1:0"
 	cfg.Lifecycle.DataDir = t.TempDir()
 	// Tests and REST benchmarks drive the API faster than a person would;
 	// the per-principal rate limit has its own tests (services/gateway).
@@ -77,7 +80,7 @@ func Start(t testing.TB, opts ...Option) *Box {
 	}
 	sys, err := app.Start(context.Background(), cfg, logging.Discard())
 	require.NoError(t, err)
-	box := &Box{URL: sys.Scheme + "://" + sys.HTTPAddr, GRPCAddr: sys.GRPCAddr, DataDir: cfg.Lifecycle.DataDir, Sys: sys}
+	box := &Box{URL: sys.Scheme + "://" + sys.HTTPAddr, GRPCAddr: sys.GRPCAddr, DataDir: cfg.Lifecycle.DataDir, MetricsURL: "http://" + sys.MetricsAddr + "/metrics", Sys: sys}
 	t.Cleanup(func() { require.NoError(t, box.Stop()) })
 	client := &http.Client{Timeout: 30 * time.Second}
 	if sys.Scheme == "https" {

@@ -142,8 +142,12 @@ type Supervisor struct {
 	// Kubernetes version of the Supervisor (e.g. v1.30.2+vmware.1); checked
 	// against a package's spec.kubernetesVersionSelection.constraints.
 	KubernetesVersion string `protobuf:"bytes,8,opt,name=kubernetes_version,json=kubernetesVersion,proto3" json:"kubernetes_version,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Path, on the lifecycle service's host, of a kubeconfig reaching this
+	// Supervisor's Kubernetes API (--target-driver=kubernetes); it wins over
+	// <name>.kubeconfig in --kubeconfig-dir.
+	Kubeconfig    string `protobuf:"bytes,9,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Supervisor) Reset() {
@@ -228,6 +232,13 @@ func (x *Supervisor) GetManagementServices() map[string]*ManagementService {
 func (x *Supervisor) GetKubernetesVersion() string {
 	if x != nil {
 		return x.KubernetesVersion
+	}
+	return ""
+}
+
+func (x *Supervisor) GetKubeconfig() string {
+	if x != nil {
+		return x.Kubeconfig
 	}
 	return ""
 }
@@ -921,7 +932,7 @@ const file_vcfservices_common_v1_common_proto_rawDesc = "" +
 	"\x06Region\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12C\n" +
 	"\vsupervisors\x18\x02 \x03(\v2!.vcfservices.common.v1.SupervisorR\vsupervisors\x12'\n" +
-	"\x0fstorage_classes\x18\x03 \x03(\tR\x0estorageClasses\"\xcc\x03\n" +
+	"\x0fstorage_classes\x18\x03 \x03(\tR\x0estorageClasses\"\xec\x03\n" +
 	"\n" +
 	"Supervisor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
@@ -932,7 +943,10 @@ const file_vcfservices_common_v1_common_proto_rawDesc = "" +
 	"\n" +
 	"vcenter_id\x18\x06 \x01(\tR\tvcenterId\x12j\n" +
 	"\x13management_services\x18\a \x03(\v29.vcfservices.common.v1.Supervisor.ManagementServicesEntryR\x12managementServices\x12-\n" +
-	"\x12kubernetes_version\x18\b \x01(\tR\x11kubernetesVersion\x1ao\n" +
+	"\x12kubernetes_version\x18\b \x01(\tR\x11kubernetesVersion\x12\x1e\n" +
+	"\n" +
+	"kubeconfig\x18\t \x01(\tR\n" +
+	"kubeconfig\x1ao\n" +
 	"\x17ManagementServicesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12>\n" +
 	"\x05value\x18\x02 \x01(\v2(.vcfservices.common.v1.ManagementServiceR\x05value:\x028\x01\"\xf5\x01\n" +

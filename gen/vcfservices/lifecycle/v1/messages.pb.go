@@ -3727,10 +3727,15 @@ func (x *ListServiceHistoryResponse) GetLastKnownGoodVersion() string {
 	return ""
 }
 
-// WatchServiceRequest names the service to watch.
+// WatchServiceRequest names the service to watch. Without until the
+// stream runs until the client closes it (or the service is deleted).
 type WatchServiceRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Id    string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// A status (Healthy, Ready, Unhealthy, ...): the stream ends after the
+	// event where the service has it, or after the event where its running
+	// operation failed or got stuck, so scripts can wait on it.
+	Until         string `protobuf:"bytes,2,opt,name=until,proto3" json:"until,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3768,6 +3773,13 @@ func (*WatchServiceRequest) Descriptor() ([]byte, []int) {
 func (x *WatchServiceRequest) GetId() string {
 	if x != nil {
 		return x.Id
+	}
+	return ""
+}
+
+func (x *WatchServiceRequest) GetUntil() string {
+	if x != nil {
+		return x.Until
 	}
 	return ""
 }
@@ -4913,9 +4925,10 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"operations\x18\x01 \x03(\v2#.vcfservices.lifecycle.v1.OperationR\n" +
 	"operations\x125\n" +
-	"\x17last_known_good_version\x18\x02 \x01(\tR\x14lastKnownGoodVersion\"%\n" +
+	"\x17last_known_good_version\x18\x02 \x01(\tR\x14lastKnownGoodVersion\";\n" +
 	"\x13WatchServiceRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xac\x02\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05until\x18\x02 \x01(\tR\x05until\"\xac\x02\n" +
 	"\x14WatchServiceResponse\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x14\n" +

@@ -836,6 +836,8 @@ func local_request_LifecycleService_ListServiceHistory_0(ctx context.Context, ma
 	return msg, metadata, err
 }
 
+var filter_LifecycleService_WatchService_0 = &utilities.DoubleArray{Encoding: map[string]int{"id": 0}, Base: []int{1, 1, 0}, Check: []int{0, 1, 2}}
+
 func request_LifecycleService_WatchService_0(ctx context.Context, marshaler runtime.Marshaler, client LifecycleServiceClient, req *http.Request, pathParams map[string]string) (LifecycleService_WatchServiceClient, runtime.ServerMetadata, error) {
 	var (
 		protoReq WatchServiceRequest
@@ -849,6 +851,12 @@ func request_LifecycleService_WatchService_0(ctx context.Context, marshaler runt
 	protoReq.Id, err = runtime.String(val)
 	if err != nil {
 		return nil, metadata, status.Errorf(codes.InvalidArgument, "type mismatch, parameter: %s, error: %v", "id", err)
+	}
+	if err := req.ParseForm(); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
+	}
+	if err := runtime.PopulateQueryParameters(&protoReq, req.Form, filter_LifecycleService_WatchService_0); err != nil {
+		return nil, metadata, status.Errorf(codes.InvalidArgument, "%v", err)
 	}
 	if req.Body != nil {
 		_, _ = io.Copy(io.Discard, req.Body)

@@ -820,7 +820,10 @@ type StagedResource struct {
 	Reachable bool                   `protobuf:"varint,3,opt,name=reachable,proto3" json:"reachable,omitempty"`
 	Message   string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
 	// Compute the resource will request on its Supervisor.
-	Requested     *ResourceQuota `protobuf:"bytes,5,opt,name=requested,proto3" json:"requested,omitempty"`
+	Requested *ResourceQuota `protobuf:"bytes,5,opt,name=requested,proto3" json:"requested,omitempty"`
+	// The target refused the dry run (its own validation: schemas,
+	// admission); message says why.
+	Rejected      bool `protobuf:"varint,6,opt,name=rejected,proto3" json:"rejected,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -888,6 +891,13 @@ func (x *StagedResource) GetRequested() *ResourceQuota {
 		return x.Requested
 	}
 	return nil
+}
+
+func (x *StagedResource) GetRejected() bool {
+	if x != nil {
+		return x.Rejected
+	}
+	return false
 }
 
 // RunDynamicPrechecksResponse carries the aggregated report.
@@ -1009,13 +1019,14 @@ const file_vcfservices_precheck_v1_messages_proto_rawDesc = "" +
 	"\rResourceQuota\x12%\n" +
 	"\x0ecpu_millicores\x18\x01 \x01(\x03R\rcpuMillicores\x12!\n" +
 	"\fmemory_bytes\x18\x02 \x01(\x03R\vmemoryBytes\x12#\n" +
-	"\rstorage_bytes\x18\x03 \x01(\x03R\fstorageBytes\"\xbc\x01\n" +
+	"\rstorage_bytes\x18\x03 \x01(\x03R\fstorageBytes\"\xd8\x01\n" +
 	"\x0eStagedResource\x12\x14\n" +
 	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x16\n" +
 	"\x06target\x18\x02 \x01(\tR\x06target\x12\x1c\n" +
 	"\treachable\x18\x03 \x01(\bR\treachable\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12D\n" +
-	"\trequested\x18\x05 \x01(\v2&.vcfservices.precheck.v1.ResourceQuotaR\trequested\"\\\n" +
+	"\trequested\x18\x05 \x01(\v2&.vcfservices.precheck.v1.ResourceQuotaR\trequested\x12\x1a\n" +
+	"\brejected\x18\x06 \x01(\bR\brejected\"\\\n" +
 	"\x1bRunDynamicPrechecksResponse\x12=\n" +
 	"\x06report\x18\x01 \x01(\v2%.vcfservices.common.v1.PreCheckReportR\x06reportB?Z=github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1;precheckv1b\x06proto3"
 

@@ -11,6 +11,32 @@ import (
 type Evaluator struct {
 	cache    *constraint.Cache
 	maxBatch int
+	observe  Observer
+}
+
+// Observer is told each evaluation's kind (install, upgrade,
+// supervisor_upgrade, batch) and result (compatible, blocked, invalid);
+// a call evaluating several things reports each verdict.
+type Observer func(kind, result string)
+
+// SetObserver sets the evaluation observer (metrics). Call before use.
+func (e *Evaluator) SetObserver(o Observer) { e.observe = o }
+
+func (e *Evaluator) report(kind string, err error, vs ...Verdict) {
+	if e.observe == nil {
+		return
+	}
+	if err != nil {
+		e.observe(kind, "invalid")
+		return
+	}
+	for _, v := range vs {
+		if v.Blocked {
+			e.observe(kind, "blocked")
+		} else {
+			e.observe(kind, "compatible")
+		}
+	}
 }
 
 // DefaultMaxBatchItems bounds one Batch call unless configured otherwise.
@@ -31,7 +57,8 @@ func (e *Evaluator) NewSession() *Session { return newSession(e.cache) }
 
 // Install evaluates installing pkg on every environment (Supervisor and
 // Kubernetes constraints). No environment means nothing to check.
-func (e *Evaluator) Install(pkg PackageVersion, envs []Environment) (Verdict, error) {
+func (e *Evaluator) Install(pkg PackageVersion, envs []Environment) (v Verdict, err error) {
+	defer func() { e.report("install", err, v) }()
 	s := e.NewSession()
 	c := s.Compile(&pkg, At("package"))
 	checkEnvironments(s, envs, "environments")
@@ -42,7 +69,8 @@ func (e *Evaluator) Install(pkg PackageVersion, envs []Environment) (Verdict, er
 }
 
 // Upgrade evaluates upgrading installed to target on every environment.
-func (e *Evaluator) Upgrade(installed, target PackageVersion, envs []Environment) (Verdict, error) {
+func (e *Evaluator) Upgrade(installed, target PackageVersion, envs []Environment) (v Verdict, err error) {
+	defer func() { e.report("upgrade", err, v) }()
 	s := e.NewSession()
 	ci := s.Compile(&installed, At("installed"))
 	ct := s.Compile(&target, At("target"))
@@ -59,7 +87,8 @@ func (e *Evaluator) Upgrade(installed, target PackageVersion, envs []Environment
 
 // SupervisorUpgrade evaluates every package against a Supervisor about to
 // move to target's versions, one verdict per package in order.
-func (e *Evaluator) SupervisorUpgrade(target Environment, pkgs []PackageVersion) ([]Verdict, error) {
+func (e *Evaluator) SupervisorUpgrade(target Environment, pkgs []PackageVersion) (out []Verdict, err error) {
+	defer func() { e.report("supervisor_upgrade", err, out...) }()
 	s := e.NewSession()
 	s.CheckEnvironment(&target, At("target"))
 	compiled := make([]*Compiled, len(pkgs))
@@ -70,7 +99,7 @@ func (e *Evaluator) SupervisorUpgrade(target Environment, pkgs []PackageVersion)
 		return nil, err
 	}
 	envs := []Environment{target}
-	out := make([]Verdict, len(pkgs))
+	out = make([]Verdict, len(pkgs))
 	for i, c := range compiled {
 		out[i] = s.Install(c, envs)
 	}
@@ -86,13 +115,14 @@ type BatchItem struct {
 }
 
 // Batch evaluates every item; verdicts are in item order.
-func (e *Evaluator) Batch(items []BatchItem) ([]Verdict, error) {
+func (e *Evaluator) Batch(items []BatchItem) (out []Verdict, err error) {
+	defer func() { e.report("batch", err, out...) }()
 	if len(items) > e.maxBatch {
 		return nil, fmt.Errorf("%w: %d items in one batch, at most %d are accepted: split the batch",
 			ErrInvalidRequest, len(items), e.maxBatch)
 	}
 	s := e.NewSession()
-	out := make([]Verdict, len(items))
+	out = make([]Verdict, len(items))
 	// Validate everything before evaluating anything, so a bad item
 	// rejects the batch with every problem listed.
 	type compiledItem struct{ target, installed *Compiled }

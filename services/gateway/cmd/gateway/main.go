@@ -33,6 +33,7 @@ func run(args []string) error {
 	listen := fs.String("listen", "127.0.0.1:8080", "REST listen address")
 	lifecycleAddr := fs.String("lifecycle", "127.0.0.1:9091", "lifecycle gRPC address")
 	dataDir := fs.String("data-dir", "./data", "directory holding the development token (shared with lifecycle when both run on one machine)")
+	metricsListen := fs.String("metrics-listen", "", "address serving Prometheus /metrics, e.g. 127.0.0.1:9100; empty: no metrics listener")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -52,15 +53,22 @@ func run(args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := cli.SignalContext()
+	sigCtx, stop := cli.SignalContext()
 	defer stop()
+	ctx, cancel := context.WithCancel(sigCtx)
+	defer cancel()
+	tel, stopTelemetry, err := cli.StartTelemetry(ctx, "gateway", *metricsListen, log)
+	if err != nil {
+		return err
+	}
+	defer stopTelemetry()
 
-	conn, err := grpcx.Dial(*lifecycleAddr, "", dialOpts...)
+	conn, err := grpcx.Dial(*lifecycleAddr, "", append(dialOpts, tel.DialOptions()...)...)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	handler, err := app.New(ctx, conn, app.Options{Logger: log, Tokens: tokens, Limits: edge.Limits})
+	handler, err := app.New(ctx, conn, app.Options{Logger: log, Tokens: tokens, Limits: edge.Limits, Telemetry: tel})
 	if err != nil {
 		return err
 	}

@@ -24,6 +24,8 @@ import (
 	imgpkgcmd "carvel.dev/imgpkg/pkg/imgpkg/cmd"
 	"github.com/cppforlife/go-cli-ui/ui"
 	"github.com/google/go-containerregistry/pkg/registry"
+
+	"github.com/vcfsm/vcfsm/platform/cli"
 )
 
 //go:embed all:bundle
@@ -37,9 +39,12 @@ func main() {
 }
 
 func run() error {
-	listen := flag.String("listen", "127.0.0.1:5000", "registry listen address (loopback: plain HTTP)")
-	tarOut := flag.String("tar", "", "also write the bundle as an imgpkg tarball to this path")
-	flag.Parse()
+	fs := flag.NewFlagSet("demodepot", flag.ExitOnError)
+	listen := fs.String("listen", "127.0.0.1:5000", "registry listen address (loopback: plain HTTP)")
+	tarOut := fs.String("tar", "", "also write the bundle as an imgpkg tarball to this path")
+	if err := cli.Parse(fs, os.Args[1:]); err != nil {
+		return err
+	}
 
 	lis, err := net.Listen("tcp", *listen)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/vcfsm/vcfsm/platform/cli"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/services/lifecycle/app"
 )
 
@@ -16,8 +17,9 @@ func main() {
 		DefaultListen: "127.0.0.1:9091",
 		RegisterFlags: cfg.RegisterFlags,
 		DataDir:       func() string { return cfg.DataDir },
-		Start: func(ctx context.Context, log *slog.Logger, peer cli.Peer) (cli.Service, error) {
+		Start: func(ctx context.Context, log *slog.Logger, peer cli.Peer, tel *observability.Telemetry) (cli.Service, error) {
 			cfg.PeerToken, cfg.PeerDialOptions = peer.Token, peer.DialOptions
+			cfg.Telemetry = tel
 			svc, err := app.New(ctx, cfg, log)
 			if err != nil {
 				return nil, err

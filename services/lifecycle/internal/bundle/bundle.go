@@ -72,6 +72,7 @@ type Config struct {
 	AllowInsecure bool           // permit http:// tarball URLs and plain-HTTP registries for oci:// (loopback registries are plain HTTP by go-containerregistry's own rule)
 	Limits        Limits         // zero fields take the defaults
 	HTTPTimeout   time.Duration  // default 10 min overall per Fetch (download, extraction and inspection)
+	Stall         Stall          // when a transfer that makes no progress is given up; zero fields take the defaults
 }
 
 // Progress receives coarse progress of a Fetch, always from the goroutine
@@ -157,7 +158,7 @@ func (b *Bundle) Signed() bool {
 type Fetcher struct {
 	cfg       Config
 	limits    Limits
-	transport *http.Transport
+	transport http.RoundTripper
 	client    *http.Client
 
 	// storeMu serialises the short check-and-rename steps on the store so a

@@ -19,10 +19,11 @@ const maxRedirects = 10
 
 // newHTTPClient builds the one transport used for tarball downloads and
 // registry access, trusting cfg.RootCAs (or the system roots).
-func newHTTPClient(cfg Config) (*http.Transport, *http.Client) {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
-	t.ResponseHeaderTimeout = time.Minute
+func newHTTPClient(cfg Config) (http.RoundTripper, *http.Client) {
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	base.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
+	base.ResponseHeaderTimeout = time.Minute
+	t := &stallTransport{base: base, limit: cfg.Stall.withDefaults()}
 	client := &http.Client{
 		Transport: t,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -101,6 +102,8 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, rep *reporter) (stri
 		switch {
 		case errors.Is(err, ErrHostile):
 			return "", err
+		case errors.Is(err, ErrStalled):
+			return "", err // the caller's prefix names the source
 		case body.readErr != nil || ctx.Err() != nil:
 			return "", classifyNetError(ctx, fmt.Sprintf("GET %s: after %d bytes", redactURL(u), got), err)
 		default:
@@ -124,6 +127,12 @@ func classifyNetError(ctx context.Context, what string, err error) error {
 			return fmt.Errorf("%w: %s: timed out: %w", ErrFetch, what, ctxErr)
 		}
 		return fmt.Errorf("%s: %w", what, ctxErr)
+	}
+	// what names the request already; net/http's *url.Error would repeat
+	// it ("GET u: Get \"u\": …").
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
 	}
 	var unknownCA x509.UnknownAuthorityError
 	var hostErr x509.HostnameError

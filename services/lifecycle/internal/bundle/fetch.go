@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -77,6 +78,9 @@ func (f *Fetcher) Fetch(ctx context.Context, source string, progress Progress) (
 		b, err = f.fetchOCI(ctx, source, ps, rep)
 	}
 	if err != nil {
+		if strings.Contains(err.Error(), source) {
+			return nil, err // it names the source already: say it once
+		}
 		return nil, fmt.Errorf("fetch %s: %w", source, err)
 	}
 	rep.report(StepDone, 100)

@@ -35,6 +35,32 @@ type Job interface {
 	StepName(i int) string
 	// StepDone reports a step that succeeded or was skipped.
 	StepDone(i int) bool
+	// Outcome is how the operation ended, once the Host closed it.
+	Outcome() string
+}
+
+// OutcomeInterrupted is what an Observer is told of a run stopped by
+// shutdown or a takeover: the operation resumes or is superseded.
+const OutcomeInterrupted = "interrupted"
+
+// Observer is told when operations and steps run, for metrics and traces.
+// It runs inline: implementations must be fast and safe for concurrent use.
+type Observer interface {
+	// OperationStarted: a worker begins (or resumes) running an operation;
+	// done reports the Job's Outcome, or OutcomeInterrupted.
+	OperationStarted(ctx context.Context, key, kind string) (_ context.Context, done func(outcome string))
+	// StepStarted: one step begins (retries included); done reports its
+	// error (nil: succeeded).
+	StepStarted(ctx context.Context, kind, step string) (_ context.Context, done func(err error))
+}
+
+type nopObserver struct{}
+
+func (nopObserver) OperationStarted(ctx context.Context, _, _ string) (context.Context, func(string)) {
+	return ctx, func(string) {}
+}
+func (nopObserver) StepStarted(ctx context.Context, _, _ string) (context.Context, func(error)) {
+	return ctx, func(error) {}
 }
 
 // Host is the domain side of the engine: it loads operations, records their
@@ -60,6 +86,18 @@ type Host[J Job] interface {
 	Succeeded(ctx context.Context, j J)
 }
 
+// ErrClaimed: another live replica runs the service's operations.
+var ErrClaimed = errors.New("engine: another replica runs this service's operations")
+
+// Claims gives one replica at a time the right to run a service's
+// operations.
+type Claims interface {
+	// Claim takes the service for this replica, or fails with ErrClaimed.
+	// The returned context carries what fences the operation's writes and
+	// ends when the claim is lost; release gives the claim up.
+	Claim(ctx context.Context, service string) (claimed context.Context, release func(), err error)
+}
+
 // Config tunes an engine.
 type Config struct {
 	// Workers is how many operations run at once.
@@ -77,10 +115,19 @@ type Config struct {
 	RetryBackoff, MaxBackoff time.Duration
 	// Retryable says whether a step error is worth retrying.
 	Retryable func(error) bool
+	// Claims, when set, makes each operation's service exclusive across
+	// replicas sharing the journal (see Claims); nil: this process is
+	// the only one.
+	Claims Claims
+	// ClaimSweep is how often, with Claims, a replica looks for unfinished
+	// operations no live replica runs (their owner died) to take over.
+	ClaimSweep time.Duration
 	// Failpoints hold a worker at named points (see Failpoints).
 	Failpoints Failpoints
 	Now        func() time.Time
 	Logger     *slog.Logger
+	// Observer sees operations and steps run; nil: nobody.
+	Observer Observer
 }
 
 // Engine runs operations for one Host.
@@ -93,6 +140,7 @@ type Engine[J Job] struct {
 
 	mu      sync.Mutex
 	running map[Key]bool
+	again   map[Key]bool                  // queued again while running
 	cancels map[string]context.CancelFunc // by service
 }
 
@@ -113,11 +161,17 @@ func New[J Job](cfg Config, host Host[J]) *Engine[J] {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Claims != nil && cfg.ClaimSweep <= 0 {
+		cfg.ClaimSweep = time.Second
+	}
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
 	if cfg.Retryable == nil {
 		cfg.Retryable = func(error) bool { return false }
 	}
 	return &Engine[J]{cfg: cfg, host: host, queue: make(chan Key, cfg.QueueSize),
-		running: map[Key]bool{}, cancels: map[string]context.CancelFunc{}}
+		running: map[Key]bool{}, again: map[Key]bool{}, cancels: map[string]context.CancelFunc{}}
 }
 
 // Start queues the unfinished operations and runs the workers until ctx
@@ -137,7 +191,51 @@ func (e *Engine[J]) Start(ctx context.Context, wg *sync.WaitGroup) error {
 	for _, k := range keys {
 		e.Enqueue(k)
 	}
+	if e.cfg.Claims != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			e.takeOver(ctx)
+		}()
+	}
 	return nil
+}
+
+// ActiveLister is what a Host may add so the frequent takeover sweep need
+// not read every operation: Active lists, cheaply, the operations its
+// services say are running.
+type ActiveLister interface {
+	Active(ctx context.Context) ([]Key, error)
+}
+
+// fullSweepEvery: with an ActiveLister, every so many takeover sweeps
+// still read every unfinished operation (one whose service record is
+// already gone, at the end of a delete).
+const fullSweepEvery = 10
+
+// takeOver queues, every ClaimSweep, the unfinished operations this
+// replica does not run: those whose owner died are claimed by the first
+// replica to get there; the others are refused by their live owner's claim.
+func (e *Engine[J]) takeOver(ctx context.Context) {
+	t := time.NewTicker(e.cfg.ClaimSweep)
+	defer t.Stop()
+	active, cheap := any(e.host).(ActiveLister)
+	for n := 1; ; n++ {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !cheap || n%fullSweepEvery == 0 {
+			e.sweep(ctx)
+			continue
+		}
+		keys, err := active.Active(ctx)
+		if err != nil {
+			continue
+		}
+		e.enqueueIdle(keys)
+	}
 }
 
 // Enqueue asks a worker to run (or resume) an operation.
@@ -151,6 +249,9 @@ func (e *Engine[J]) Enqueue(k Key) {
 		e.cfg.Logger.Warn("operation queue full; the sweep will pick the operation up", "operation", k.String())
 	}
 }
+
+// QueueDepth is the number of operations waiting for a worker.
+func (e *Engine[J]) QueueDepth() int { return len(e.queue) }
 
 // Cancel stops the operation running on a service, if any (a force
 // delete or a rollback takes over).
@@ -186,6 +287,11 @@ func (e *Engine[J]) sweep(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	e.enqueueIdle(keys)
+}
+
+// enqueueIdle queues the operations among keys this replica is not running.
+func (e *Engine[J]) enqueueIdle(keys []Key) {
 	for _, k := range keys {
 		e.mu.Lock()
 		busy := e.running[k]
@@ -202,6 +308,10 @@ func (e *Engine[J]) claim(parent context.Context, k Key) (context.Context, func(
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.running[k] {
+		// Queued again while it runs (a takeover re-queues an operation,
+		// then cancels its run): run it again once this run lets go, or
+		// the new request would be lost.
+		e.again[k] = true
 		return nil, nil, false
 	}
 	ctx, cancel := context.WithCancel(parent)
@@ -212,7 +322,12 @@ func (e *Engine[J]) claim(parent context.Context, k Key) (context.Context, func(
 		e.mu.Lock()
 		delete(e.running, k)
 		delete(e.cancels, k.Service)
+		again := e.again[k]
+		delete(e.again, k)
 		e.mu.Unlock()
+		if again && parent.Err() == nil {
+			e.Enqueue(k)
+		}
 	}, true
 }
 
@@ -224,6 +339,23 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 		return
 	}
 	defer release()
+	if e.cfg.Claims != nil {
+		// Finished or stuck operations are not worth a claim (the
+		// takeover sweep offers them again and again).
+		if j, err := e.host.Load(ctx, k); err != nil || !j.Runnable() {
+			return
+		}
+		claimed, unclaim, err := e.cfg.Claims.Claim(ctx, k.Service)
+		switch {
+		case errors.Is(err, ErrClaimed):
+			return // its owner runs it; the sweep retries should the owner die
+		case err != nil:
+			e.cfg.Logger.Warn("claim the service of an operation; retrying at the next sweep", "operation", k.String(), "error", err)
+			return
+		}
+		defer unclaim()
+		ctx = claimed
+	}
 	j, err := e.host.Load(ctx, k)
 	if err != nil {
 		e.cfg.Logger.Error("load operation", "operation", k.String(), "error", err)
@@ -232,13 +364,21 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 	if !j.Runnable() {
 		return
 	}
+	ctx, observed := e.cfg.Observer.OperationStarted(ctx, k.String(), j.Kind())
+	outcome := OutcomeInterrupted
+	defer func() { observed(outcome) }()
 	for i := range j.Steps() {
 		if j.StepDone(i) {
 			continue
 		}
-		if err := e.step(ctx, j, i); err != nil {
+		stepCtx, stepDone := e.cfg.Observer.StepStarted(ctx, j.Kind(), j.StepName(i))
+		err := e.step(stepCtx, j, i)
+		stepDone(err)
+		if err != nil {
 			if ctx.Err() != nil && parent.Err() == nil {
-				return // cancelled by a takeover (force delete): nothing to record
+				// Cancelled by a takeover (force delete) or the claim was
+				// lost to another replica: nothing to record.
+				return
 			}
 			if parent.Err() != nil {
 				return // shutting down: the step resumes on restart
@@ -246,10 +386,12 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 			var se *stuckError
 			stuck := errors.As(err, &se)
 			e.host.Failed(context.WithoutCancel(ctx), j, i, err, stuck)
+			outcome = j.Outcome()
 			return
 		}
 	}
 	e.host.Succeeded(context.WithoutCancel(ctx), j)
+	outcome = j.Outcome()
 }
 
 // stuckError marks a step that exceeded its time bound.

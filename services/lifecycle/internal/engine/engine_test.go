@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,9 +14,10 @@ import (
 
 // job is an in-memory operation: step names and which are done.
 type job struct {
-	kind  string
-	names []string
-	done  []bool
+	kind    string
+	names   []string
+	done    []bool
+	outcome string
 }
 
 func (j *job) Kind() string          { return j.kind }
@@ -23,6 +25,7 @@ func (j *job) Runnable() bool        { return true }
 func (j *job) Steps() int            { return len(j.names) }
 func (j *job) StepName(i int) string { return j.names[i] }
 func (j *job) StepDone(i int) bool   { return j.done[i] }
+func (j *job) Outcome() string       { return j.outcome }
 
 var errDown = errors.New("peer down")
 
@@ -95,6 +98,7 @@ func (h *host) Failed(_ context.Context, j *job, i int, cause error, stuck bool)
 	for k, v := range h.jobs {
 		if v == j {
 			h.failed[k] = fmt.Sprintf("%s stuck=%v: %v", j.names[i], stuck, cause)
+			j.outcome = "Failed"
 		}
 	}
 }
@@ -105,6 +109,7 @@ func (h *host) Succeeded(_ context.Context, j *job) {
 	for k, v := range h.jobs {
 		if v == j {
 			h.ok[k] = true
+			j.outcome = "Succeeded"
 		}
 	}
 }
@@ -224,4 +229,79 @@ func TestJitterStaysWithinHalfToFull(t *testing.T) {
 		require.GreaterOrEqual(t, d, 50*time.Millisecond)
 		require.LessOrEqual(t, d, 100*time.Millisecond)
 	}
+}
+
+// observer records what an engine.Observer is told.
+type observer struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (o *observer) add(e string) {
+	o.mu.Lock()
+	o.events = append(o.events, e)
+	o.mu.Unlock()
+}
+
+func (o *observer) OperationStarted(ctx context.Context, key, kind string) (context.Context, func(string)) {
+	o.add("start " + kind + " " + key)
+	return ctx, func(outcome string) { o.add("end " + outcome) }
+}
+
+func (o *observer) StepStarted(ctx context.Context, _, step string) (context.Context, func(error)) {
+	o.add("step " + step)
+	return ctx, func(err error) { o.add(fmt.Sprintf("step %s err=%v", step, err)) }
+}
+
+func (o *observer) snapshot() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return append([]string(nil), o.events...)
+}
+
+func TestObserverSeesEachStepOnceAndTheOutcome(t *testing.T) {
+	h := newHost(func(_ context.Context, step string, call int) error {
+		if step == "b" && call < 2 {
+			return errDown // retried inside one step observation
+		}
+		if step == "c" {
+			return errors.New("final")
+		}
+		return nil
+	})
+	k := Key{Service: "s1", Operation: "op1"}
+	h.jobs[k] = &job{kind: "upgrade", names: []string{"a", "b", "c", "d"}, done: make([]bool, 4)}
+	obs := &observer{}
+	start(t, h, Config{Observer: obs})
+	require.Eventually(t, func() bool { ev := obs.snapshot(); return len(ev) > 0 && strings.HasPrefix(ev[len(ev)-1], "end ") }, 5*time.Second, time.Millisecond)
+	require.Equal(t, []string{
+		"start upgrade s1|op1",
+		"step a", "step a err=<nil>",
+		"step b", "step b err=<nil>",
+		"step c", "step c err=final",
+		"end Failed",
+	}, obs.snapshot())
+}
+
+// A takeover queues an operation again while its run is still going, then
+// cancels the run: the engine must run it again once the cancelled run lets
+// go, not drop the request because the key was busy.
+func TestQueuedAgainWhileRunningRunsAgain(t *testing.T) {
+	started := make(chan struct{}, 1)
+	h := newHost(func(ctx context.Context, step string, call int) error {
+		if call == 1 {
+			started <- struct{}{}
+			<-ctx.Done()
+			return ctx.Err()
+		}
+		return nil
+	})
+	k := Key{Service: "s1", Operation: "op1"}
+	h.jobs[k] = &job{kind: "delete", names: []string{"remove"}, done: make([]bool, 1)}
+	e, _ := start(t, h, Config{})
+	<-started
+	e.Enqueue(k) // while the first run holds the key
+	require.Eventually(t, func() bool { e.mu.Lock(); defer e.mu.Unlock(); return e.again[k] }, 5*time.Second, time.Millisecond)
+	e.Cancel(k.Service)
+	require.Eventually(t, func() bool { _, _, ok, _ := h.snapshot(); return ok[k] }, 5*time.Second, time.Millisecond, "the operation ran again and finished")
 }

@@ -164,7 +164,7 @@ func (m *core) Apply(ctx context.Context, id string, c Change) (*Service, error)
 		return nil, err
 	}
 	if op != nil {
-		m.enqueue(op)
+		m.enqueue(ctx, op)
 	}
 	m.queueReconcile(svc.ID)
 	return svc, nil

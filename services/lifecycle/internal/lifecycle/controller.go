@@ -190,7 +190,9 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 			apply = append(apply, r)
 			continue
 		}
+		read := time.Now()
 		obj, err := m.driver.Get(ctx, r.Target)
+		m.cfg.Observer.Reconciled(r.Kind, r.Target.System, time.Since(read), err)
 		switch {
 		case errors.Is(err, target.ErrNotFound):
 			apply = append(apply, r) // never applied, or removed behind our back
@@ -208,19 +210,14 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 		}
 	}
 	if len(changed) > 0 {
-		if err := m.update(ctx, func(tx Tx) error {
-			for _, r := range changed {
-				if err := tx.PutResource(r); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
+		if err := m.putResources(ctx, changed); err != nil {
 			return err
 		}
 	}
-	if len(apply) > 0 {
-		m.applyAll(ctx, svc, apply)
+	if len(apply) > 0 && m.stillReconciled(ctx, svc.ID) {
+		if err := m.applyAll(ctx, svc, apply); err != nil {
+			return err
+		}
 	}
 	// Status is written only when it changes, so quiet passes write nothing.
 	all, err := m.repo.Resources(ctx, svc.ID)

@@ -29,7 +29,7 @@ func TestResourcesFrom(t *testing.T) {
 		doc("VcServiceAccount", "vc-sa", "", "kind: VcServiceAccount\nspec:\n  username: svc-arcturus\n  vcenter: vc1.example.com\n"),
 		{ApiVersion: "v1", Kind: "Secret", Name: "hook-ca", Yaml: []byte("kind: Secret\nmetadata:\n  name: hook-ca\nstringData:\n  ca.crt: PEM\n")},
 	}
-	res, err := resourcesFrom(svc, "1.0.0", docs, now)
+	res, err := resourcesFrom(svc, "1.0.0", docs, []string{"sv1", "sv2"}, now)
 	require.NoError(t, err)
 	byID := map[string]*Resource{}
 	for _, r := range res {
@@ -44,9 +44,9 @@ func TestResourcesFrom(t *testing.T) {
 	require.Equal(t, target.Key{System: target.SystemVCenter, Scope: "vc1.example.com", Kind: "VcServiceAccount", Identity: "svc-arcturus"}, byID["VcServiceAccount//vc-sa"].Target)
 	require.Equal(t, target.SecretIdentity("svc-arcturus", "hook-ca"), byID["Secret/sv2/hook-ca"].Target.Identity)
 
-	_, err = resourcesFrom(svc, "1.0.0", []*commonv1.Resource{docs[2], docs[2]}, now)
+	_, err = resourcesFrom(svc, "1.0.0", []*commonv1.Resource{docs[2], docs[2]}, nil, now)
 	require.ErrorIs(t, err, ErrInvalidArgument, "duplicates are refused")
-	_, err = resourcesFrom(svc, "1.0.0", []*commonv1.Resource{doc("SupervisorService", "x", "", "kind: SupervisorService\n")}, now)
+	_, err = resourcesFrom(svc, "1.0.0", []*commonv1.Resource{doc("SupervisorService", "x", "", "kind: SupervisorService\n")}, nil, now)
 	require.ErrorIs(t, err, ErrInvalidArgument, "a Supervisor kind needs its Supervisor")
 }
 
@@ -106,4 +106,63 @@ func TestOverlaySelectors(t *testing.T) {
 	_, ok = resolveSelector(map[string]any{"kind": "SupervisorService", "labels": map[string]any{"services.vcfa.broadcom.com/link-region": "eu"},
 		"path": "status.readyConditions.externalIp"}, res)
 	require.False(t, ok, "labels must match")
+}
+
+func twoRegions() *commonv1.Inventory {
+	return &commonv1.Inventory{Regions: []*commonv1.Region{
+		{Name: "us-west-1", Supervisors: []*commonv1.Supervisor{{Name: "sv-w1"}, {Name: "sv-w2"}}},
+		{Name: "eu-central-1", Supervisors: []*commonv1.Supervisor{{Name: "sv-eu"}}},
+	}}
+}
+
+func linked(d *commonv1.Resource, region string) *commonv1.Resource {
+	d.Labels = map[string]string{LinkRegionLabel: region}
+	return d
+}
+
+// serviceSupervisors is the one rule of docs/decisions.md, "A service's
+// Supervisors".
+func TestServiceSupervisors(t *testing.T) {
+	inv := twoRegions()
+	role := doc("GlobalRole", "admin", "", "kind: GlobalRole\n")
+	cases := []struct {
+		name string
+		docs []*commonv1.Resource
+		want []string
+	}{
+		{"named by spec.supervisor only", []*commonv1.Resource{doc("SupervisorService", "s", "sv-eu", ""), role}, []string{"sv-eu"}},
+		{"a region link brings every Supervisor of the region", []*commonv1.Resource{linked(doc("GlobalRole", "a", "", ""), "us-west-1")}, []string{"sv-w1", "sv-w2"}},
+		{"named plus linked", []*commonv1.Resource{doc("SupervisorService", "s", "sv-eu", ""), linked(doc("UserInterfacePlugin", "u", "", ""), "us-west-1")}, []string{"sv-eu", "sv-w1", "sv-w2"}},
+		{"nothing named or linked: every Supervisor", []*commonv1.Resource{role}, []string{"sv-eu", "sv-w1", "sv-w2"}},
+		{"a link to an unknown region adds none", []*commonv1.Resource{linked(doc("GlobalRole", "a", "", ""), "mars")}, []string{}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, serviceSupervisors(c.docs, inv))
+		})
+	}
+	require.Empty(t, serviceSupervisors([]*commonv1.Resource{role}, &commonv1.Inventory{}))
+}
+
+// A service made only of VCF Automation kinds with a region-linked Secret
+// gets the Secret into its namespace on each Supervisor of the region
+// (issue 16 §2), and every resource has a namespace (§5).
+func TestSecretsReachTheirNamespace(t *testing.T) {
+	svc := &Service{ID: "svc-1", Namespace: "svc-arcturus"}
+	rend := &rendered{Inventory: twoRegions(), Resources: []*commonv1.Resource{
+		linked(doc("GlobalRole", "admin", "", "kind: GlobalRole\nspec:\n  name: Admin\n"), "us-west-1"),
+		doc("UserInterfacePlugin", "ui", "", "kind: UserInterfacePlugin\nspec:\n  image: x\n"),
+		linked(&commonv1.Resource{ApiVersion: "v1", Kind: "Secret", Name: "hook-ca", Yaml: []byte("kind: Secret\nmetadata:\n  name: hook-ca\n")}, "us-west-1"),
+	}}
+	res, err := resourcesFrom(svc, "1.0.0", rend.Resources, rend.supervisors(), time.Now())
+	require.NoError(t, err)
+	var secrets []string
+	for _, r := range res {
+		require.Equal(t, "svc-arcturus", r.Namespace, "%s has its namespace", r.ID)
+		if r.Kind == "Secret" {
+			require.Equal(t, target.SystemSupervisor, r.Target.System)
+			secrets = append(secrets, r.Supervisor)
+		}
+	}
+	require.Equal(t, []string{"sv-w1", "sv-w2"}, secrets)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -38,8 +39,12 @@ func (m *core) recordInstant(svc *Service, typ, by string) {
 	})
 }
 
-func (m *core) enqueue(op *Operation) {
-	m.engine.Enqueue(engine.Key{Service: op.ServiceID, Operation: op.ID})
+// enqueue queues op for a worker; the request in ctx is the one whose
+// trace the operation's run continues.
+func (m *core) enqueue(ctx context.Context, op *Operation) {
+	k := engine.Key{Service: op.ServiceID, Operation: op.ID}
+	m.cfg.Observer.OperationQueued(ctx, k.String())
+	m.engine.Enqueue(k)
 }
 
 // run is one execution of an operation; scratch holds what steps computed
@@ -55,6 +60,7 @@ func (r *run) Kind() string          { return r.op.Type }
 func (r *run) Runnable() bool        { return !r.op.Done() && r.op.Outcome != OutcomeStuck }
 func (r *run) Steps() int            { return len(r.op.Steps) }
 func (r *run) StepName(i int) string { return r.op.Steps[i].Name }
+func (r *run) Outcome() string       { return r.op.Outcome }
 func (r *run) StepDone(i int) bool {
 	return r.op.Steps[i].Status == StepSucceeded || r.op.Steps[i].Status == StepSkipped
 }
@@ -64,12 +70,20 @@ func (r *run) StepDone(i int) bool {
 type blockedError struct {
 	errType string
 	err     error
+	// details are shown in errorDetails after the failure itself: every
+	// result of the check that blocked (errors, warnings and infos).
+	details []ErrorDetail
 }
 
 func (b *blockedError) Error() string { return b.err.Error() }
 func (b *blockedError) Unwrap() error { return b.err }
 
 func blocked(errType string, err error) error { return &blockedError{errType: errType, err: err} }
+
+// blockedWith is blocked, keeping every result of the check that blocked.
+func blockedWith(errType string, err error, details []ErrorDetail) error {
+	return &blockedError{errType: errType, err: err, details: details}
+}
 
 // retryable: a peer or target that is down, unless the step said the
 // failure is final.
@@ -110,8 +124,20 @@ func (j journal) Unfinished(ctx context.Context) ([]engine.Key, error) {
 		if op.Outcome == OutcomeStuck {
 			continue // waits for a rollback or a force delete
 		}
-		j.m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+		j.m.log.Debug("unfinished operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
 		keys = append(keys, engine.Key{Service: op.ServiceID, Operation: op.ID})
+	}
+	return keys, nil
+}
+
+// Active lists the operations the services in the view say are running:
+// the engine's frequent takeover sweep reads memory, not the journal.
+func (j journal) Active(ctx context.Context) ([]engine.Key, error) {
+	var keys []engine.Key
+	for _, svc := range j.m.repo.Services(ctx) {
+		if svc.ActiveOperation != "" {
+			keys = append(keys, engine.Key{Service: svc.ID, Operation: svc.ActiveOperation})
+		}
 	}
 	return keys, nil
 }
@@ -251,9 +277,10 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 	}
 	m.log.Warn("operation failed", "service", op.ServiceID, "operation", op.ID, "type", op.Type, "step", op.Steps[i].Name, "outcome", outcome, "error", cause)
 	errType := ErrTypeInstall
+	var details []ErrorDetail
 	var b *blockedError
 	if errors.As(cause, &b) {
-		errType = b.errType
+		errType, details = b.errType, b.details
 	}
 	err := m.closeOperation(ctx, op, func(svc *Service) {
 		if svc.ActiveOperation == op.ID && outcome != OutcomeStuck {
@@ -261,13 +288,20 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 		}
 		svc.ErrorDetails = append(withoutType(svc.ErrorDetails, errType), ErrorDetail{Type: errType, Severity: SeverityError,
 			Message: fmt.Sprintf("%s failed at step %s: %v", op.Type, op.Steps[i].Name, cause)})
+		svc.ErrorDetails = append(svc.ErrorDetails, details...)
 		if outcome == OutcomeStuck {
 			svc.ErrorDetails = append(svc.ErrorDetails, ErrorDetail{Type: errType, Severity: SeverityError,
 				Message: fmt.Sprintf("%s is stuck at step %s; recover with POST /rollback or DELETE ?forceDelete=true", op.Type, op.Steps[i].Name)})
 		}
-		if svc.Progress != nil && svc.Progress.OperationID == op.ID {
-			svc.Progress.Outcome = outcome
+		if svc.Progress == nil || svc.Progress.OperationID != op.ID {
+			svc.Progress = &Progress{OperationID: op.ID, Type: op.Type}
 		}
+		// state.operation says how the operation ended and where, not the
+		// last progress message of the step that failed.
+		svc.Progress.Outcome = outcome
+		svc.Progress.Step = op.Steps[i].Name
+		svc.Progress.Message = fmt.Sprintf("%s at step %s: %v", strings.ToLower(outcome), op.Steps[i].Name, cause)
+		svc.Progress.Percent = max(svc.Progress.Percent, 0)
 		if def, ok := operations[op.Type]; ok {
 			def.onFailure(svc, op, outcome)
 		}

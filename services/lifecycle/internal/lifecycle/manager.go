@@ -40,12 +40,22 @@ type Config struct {
 	// RefreshInterval, when set, reloads the repository's in-memory view
 	// that often: replicas sharing one etcd see each other's writes.
 	RefreshInterval time.Duration
+	// Claims, when set (several replicas on one etcd), runs each
+	// service's operations on one replica at a time; ClaimSweep is how
+	// often a replica looks for operations whose owner died.
+	Claims     engine.Claims
+	ClaimSweep time.Duration
+	// Leadership, when set, runs the controllers only on the elected
+	// replica (see leader.go).
+	Leadership Leadership
 	// Now returns the current time; tests pin it.
 	Now    func() time.Time
 	Logger *slog.Logger
 	// VerifySignatures, when set, must accept a bundle's signatures before
 	// an activation that accepted them (trusted keys are configured).
 	VerifySignatures func(*bundle.Bundle) error
+	// Observer receives metrics and trace events; nil: none.
+	Observer Observer
 }
 
 func (c *Config) defaults() {
@@ -70,6 +80,9 @@ func (c *Config) defaults() {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
 }
 
 // Manager is the lifecycle service's facade: one method per RPC, plus
@@ -90,8 +103,9 @@ type core struct {
 	driver  target.Driver
 	log     *slog.Logger
 
-	hub    *hub
-	engine *engine.Engine[*run]
+	hub     *hub
+	feeding feeding
+	engine  *engine.Engine[*run]
 	// queue holds the services due for a controller pass (controller.go).
 	queue *workqueue.Queue[string]
 	// feed: the driver reports changes on its targets (target.ChangeFeed).
@@ -109,7 +123,7 @@ type core struct {
 func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, driver target.Driver) *Manager {
 	cfg.defaults()
 	if bundles != nil {
-		bundles = bundle.NewCache(bundles, 64)
+		bundles = &refetching{Bundles: bundle.NewCache(bundles, 64), repo: repo}
 	}
 	m := &core{
 		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
@@ -128,8 +142,11 @@ func NewManager(cfg Config, repo Repository, bundles Bundles, peers Peers, drive
 		Retryable:    retryable,
 		// VCFSM_FAILPOINTS is unset in production; the crash tests set it.
 		Failpoints: engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS")),
+		Claims:     cfg.Claims,
+		ClaimSweep: cfg.ClaimSweep,
 		Now:        m.now,
 		Logger:     cfg.Logger,
+		Observer:   cfg.Observer,
 	}, journal{m})
 	return &Manager{core: m}
 }
@@ -155,14 +172,19 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	m.mu.Unlock()
 
 	var wg sync.WaitGroup
+	m.followStore(ctx, &wg)
+	m.countResumed(ctx)
 	if err := m.engine.Start(ctx, &wg); err != nil {
 		return nil, err
 	}
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		m.controllerLoop(ctx)
+		m.runControllers(ctx)
 	}()
+	if w, ok := m.driver.(target.Watcher); ok {
+		m.watchTargets(ctx, w)
+	}
 	return wg.Wait, nil
 }
 
@@ -193,6 +215,9 @@ func (m *core) update(ctx context.Context, fn func(Tx) error) error {
 	})
 	if err != nil {
 		return err
+	}
+	if m.feeding.on.Load() {
+		return nil // the store's feed publishes every commit, this one too
 	}
 	for _, s := range rec.put {
 		m.hub.publish(eventOf(s, false, m.now()))
@@ -252,4 +277,20 @@ func (m *core) mutate(ctx context.Context, id string, fn func(tx Tx, svc *Servic
 		return nil
 	})
 	return out, err
+}
+
+// countResumed tells the observer of the unfinished operations found at
+// start. It is not done where the engine lists unfinished operations: the
+// takeover sweep lists them again and again.
+func (m *core) countResumed(ctx context.Context) {
+	ops, err := m.repo.UnfinishedOperations(ctx)
+	if err != nil {
+		return // the engine's own listing reports the error
+	}
+	for _, op := range ops {
+		if op.Outcome != OutcomeStuck {
+			m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+			m.cfg.Observer.OperationResumed(op.Type)
+		}
+	}
 }

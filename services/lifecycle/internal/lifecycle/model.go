@@ -88,8 +88,11 @@ type Service struct {
 	AutoRollback   bool              `json:"autoRollback,omitempty"`
 	BuiltIn        bool              `json:"builtIn,omitempty"`
 	Namespace      string            `json:"namespace,omitempty"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	UpdatedAt      time.Time         `json:"updatedAt"`
+	// Supervisors are the Supervisors the installed version runs on, by
+	// serviceSupervisors, recorded when its resources are applied.
+	Supervisors []string  `json:"supervisors,omitempty"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
 
 	// ErrorDetails are the structured errors of State.
 	ErrorDetails []ErrorDetail `json:"errorDetails,omitempty"`
@@ -134,6 +137,7 @@ func (s *Service) Clone() *Service {
 	c.Locations = maps.Clone(s.Locations)
 	c.Tenants = maps.Clone(s.Tenants)
 	c.Reconfigure = slices.Clone(s.Reconfigure)
+	c.Supervisors = slices.Clone(s.Supervisors)
 	c.ErrorDetails = slices.Clone(s.ErrorDetails)
 	c.Accepted.AccessGrants = cloneJSON(s.Accepted.AccessGrants)
 	if s.PreCheck != nil {

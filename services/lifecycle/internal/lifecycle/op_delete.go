@@ -57,7 +57,7 @@ func (m *Manager) Delete(ctx context.Context, id string, force bool, by string) 
 	}
 	if op != nil {
 		m.engine.Cancel(id)
-		m.enqueue(op)
+		m.enqueue(ctx, op)
 	}
 	if takeover != "" {
 		m.engine.Cancel(id)
@@ -109,6 +109,17 @@ func (m *core) deleteStep(ctx context.Context, r *run, name string) error {
 		}
 		return nil
 	case "remove-service":
+		// Records a force delete left are removed in chunks first, so the
+		// last transaction stays below the store's size limit.
+		left, err := m.repo.Resources(ctx, r.op.ServiceID)
+		if err != nil {
+			return err
+		}
+		if err := m.chunked(ctx, len(left), func(tx Tx, i int) error {
+			return tx.DeleteResource(left[i].ServiceID, left[i].ID)
+		}); err != nil {
+			return err
+		}
 		return m.update(ctx, func(tx Tx) error {
 			if _, err := tx.Service(r.op.ServiceID); errors.Is(err, ErrNotFound) {
 				return nil

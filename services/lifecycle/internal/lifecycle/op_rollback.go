@@ -88,7 +88,7 @@ func (m *core) Rollback(ctx context.Context, id, targetVersion, by string) (*Ser
 		return nil, err
 	}
 	m.engine.Cancel(id)
-	m.enqueue(op)
+	m.enqueue(ctx, op)
 	return out, nil
 }
 

@@ -313,7 +313,7 @@ func (m *core) maybeAutoUpgrade(ctx context.Context, svc *Service) {
 	}
 	if op != nil {
 		m.log.Info("starting automatic upgrade", "service", svc.ID, "from", svc.Version, "to", next.Version)
-		m.enqueue(op)
+		m.enqueue(ctx, op)
 	}
 }
 

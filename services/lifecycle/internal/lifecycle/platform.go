@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -138,14 +139,7 @@ func (m *core) evaluateSupervisor(ctx context.Context, supervisor, version, k8s 
 		if err != nil {
 			return nil, err
 		}
-		on := false
-		for _, r := range res {
-			if r.Supervisor == supervisor {
-				on = true
-				break
-			}
-		}
-		if !on {
+		if !slices.Contains(installedSupervisors(svc, res), supervisor) {
 			continue
 		}
 		b, err := m.bundles.Load(svc.Digest)

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -16,14 +15,14 @@ import (
 
 // resourcesFrom places rendered documents on their targets as resource
 // records owned by version. Secrets go into the service's namespace on
-// every Supervisor the service targets (or stay with the Service Manager
-// when it targets none).
-func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, now time.Time) ([]*Resource, error) {
+// every Supervisor the service runs on (sups, by serviceSupervisors), or
+// stay with the Service Manager when the inventory has no Supervisor.
+func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, sups []string, now time.Time) ([]*Resource, error) {
 	parsed, err := parseDocs(docs)
 	if err != nil {
 		return nil, err
 	}
-	return placeResources(svc, version, docs, parsed, now)
+	return placeResources(svc, version, docs, parsed, sups, now)
 }
 
 // parsedDoc is a rendered document parsed, with its hash.
@@ -46,9 +45,7 @@ func parseDocs(docs []*commonv1.Resource) ([]parsedDoc, error) {
 
 // placeResources places parsed documents; each record gets its own copy
 // of its document (parsed documents are shared by the steps of a run).
-func placeResources(svc *Service, version string, docs []*commonv1.Resource, parsed []parsedDoc, now time.Time) ([]*Resource, error) {
-	sups := targetSupervisors(docs)
-
+func placeResources(svc *Service, version string, docs []*commonv1.Resource, parsed []parsedDoc, sups []string, now time.Time) ([]*Resource, error) {
 	var out []*Resource
 	seen := map[string]bool{}
 	add := func(r *Resource) error {
@@ -65,7 +62,11 @@ func placeResources(svc *Service, version string, docs []*commonv1.Resource, par
 		if err != nil {
 			return nil, fmt.Errorf("rendered document %d: %w: %w", d.GetIndex(), err, ErrInvalidArgument)
 		}
+		// Every resource's custom resource lives in the service's namespace
+		// (docs/decisions.md, "Resource namespaces"); for Secrets and
+		// Supervisor kinds it is also their namespace on the Supervisor.
 		base := Resource{
+			Namespace: svc.Namespace,
 			ServiceID: svc.ID, Kind: d.GetKind(), APIVersion: d.GetApiVersion(), Name: d.GetName(),
 			Region: d.GetRegion(), Supervisor: d.GetSupervisor(), Doc: doc, Hash: hash,
 			OwnerVersion: version, Status: target.StatusBusy, Message: "Waiting to be applied", LastModified: now,
@@ -80,7 +81,6 @@ func placeResources(svc *Service, version string, docs []*commonv1.Resource, par
 			for _, sup := range scopes {
 				r := base
 				r.Supervisor = sup
-				r.Namespace = svc.Namespace
 				r.ID = d.GetKind() + "/" + sup + "/" + d.GetName()
 				r.Target = target.Key{System: system, Scope: sup, Kind: d.GetKind(), Identity: target.SecretIdentity(svc.Namespace, place.Identity)}
 				if err := add(&r); err != nil {
@@ -92,7 +92,6 @@ func placeResources(svc *Service, version string, docs []*commonv1.Resource, par
 			if d.GetSupervisor() == "" {
 				return nil, fmt.Errorf("rendered %s %q has no spec.supervisor: Supervisor resources must name their Supervisor: %w", d.GetKind(), d.GetName(), ErrInvalidArgument)
 			}
-			base.Namespace = svc.Namespace
 			base.Target = target.Key{System: place.System, Scope: d.GetSupervisor(), Kind: d.GetKind(), Identity: place.Identity}
 		case place.System == target.SystemVCenter:
 			spec, _ := doc["spec"].(map[string]any)
@@ -139,22 +138,6 @@ func docHash(doc map[string]any) string {
 	raw, _ := json.Marshal(doc)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
-}
-
-// targetSupervisors lists the Supervisors rendered resources name.
-func targetSupervisors(docs []*commonv1.Resource) []string {
-	set := map[string]bool{}
-	for _, d := range docs {
-		if d.GetSupervisor() != "" {
-			set[d.GetSupervisor()] = true
-		}
-	}
-	out := make([]string, 0, len(set))
-	for s := range set {
-		out = append(out, s)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // docYAML renders a resource document for a plan; empty when there is none.

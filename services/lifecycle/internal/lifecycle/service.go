@@ -86,7 +86,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*Service, erro
 	if err != nil {
 		return nil, fmt.Errorf("create service: %w", err)
 	}
-	m.enqueue(op)
+	m.enqueue(ctx, op)
 	return svc.Clone(), nil
 }
 

@@ -89,9 +89,21 @@ func diffResources(have, want []*Resource) resourceDiff {
 // diffRendered places a render owned by version and compares it with the
 // service's records.
 func (m *core) diffRendered(ctx context.Context, svc *Service, rend *rendered, version string) (resourceDiff, error) {
+	sups := rend.supervisors()
 	want, err := rend.place(svc, version, m.now())
 	if err != nil {
 		return resourceDiff{}, blocked(ErrTypeInstall, err)
+	}
+	// The Supervisors the version runs on are recorded with its resources:
+	// the hook and Supervisor-upgrade evaluation read them later.
+	if !slices.Equal(svc.Supervisors, sups) {
+		if _, err := m.mutate(ctx, svc.ID, func(_ Tx, s *Service) error {
+			s.Supervisors = sups
+			return nil
+		}); err != nil {
+			return resourceDiff{}, err
+		}
+		svc.Supervisors = sups
 	}
 	have, err := m.repo.Resources(ctx, svc.ID)
 	if err != nil {
@@ -113,16 +125,10 @@ func (m *core) retire(ctx context.Context, d resourceDiff) error {
 	return m.decommissionTargets(ctx, old)
 }
 
-// putResources records resources in one transaction.
+// putResources records resources, at most maxResourceWrites per
+// transaction (see chunked).
 func (m *core) putResources(ctx context.Context, res []*Resource) error {
-	return m.update(ctx, func(tx Tx) error {
-		for _, r := range res {
-			if err := tx.PutResource(r); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	return m.chunked(ctx, len(res), func(tx Tx, i int) error { return tx.PutResource(res[i]) })
 }
 
 // applyRendered makes the service's resource records match a render owned
@@ -154,13 +160,16 @@ func (m *core) applyRendered(ctx context.Context, svc *Service, rend *rendered, 
 	if err := m.removeResources(ctx, svc, d.removed, false, nil); err != nil {
 		return err
 	}
-	m.applyAll(ctx, svc, apply)
+	if err := m.applyAll(ctx, svc, apply); err != nil {
+		return err
+	}
 	return m.refreshStatus(ctx, svc.ID)
 }
 
 // applyAll applies resources to their targets in parallel and records the
-// outcome of each.
-func (m *core) applyAll(ctx context.Context, svc *Service, resources []*Resource) {
+// outcome of each; the error is the recording's (target failures are on
+// the resources).
+func (m *core) applyAll(ctx context.Context, svc *Service, resources []*Resource) error {
 	overlays := m.overlayIndex(ctx, svc.ID)
 	progress := m.newApplyProgress(svc, resources)
 	_ = m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
@@ -168,7 +177,10 @@ func (m *core) applyAll(ctx context.Context, svc *Service, resources []*Resource
 		progress.applied(ctx, resources[i])
 		return nil
 	})
-	_ = m.putResources(ctx, resources)
+	if err := m.putResources(ctx, resources); err != nil {
+		return fmt.Errorf("record the outcome of applying %d resource(s): %w", len(resources), err)
+	}
+	return nil
 }
 
 // applyOne applies one resource and records its status on it.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
@@ -13,16 +12,19 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
-// environments are the Supervisors rendered resources target, with their
-// versions from the platform inventory.
+// environments are the Supervisors the service runs on (serviceSupervisors),
+// with their versions from the inventory the render used.
 func (m *core) environments(ctx context.Context, rend *rendered) ([]*compatibilityv1.Environment, error) {
-	inv, err := m.repo.Inventory(ctx)
-	if err != nil {
-		return nil, err
+	inv := rend.Inventory
+	if inv == nil {
+		var err error
+		if inv, err = m.repo.Inventory(ctx); err != nil {
+			return nil, err
+		}
 	}
 	byName := supervisorsByName(inv)
 	var envs []*compatibilityv1.Environment
-	for _, name := range targetSupervisors(rend.Resources) {
+	for _, name := range serviceSupervisors(rend.Resources, inv) {
 		sup, ok := byName[name]
 		if !ok {
 			return nil, blocked(ErrTypeInstall, fmt.Errorf("rendered resources target Supervisor %q, which is not in the platform inventory (GET /v2/inventory)", name))
@@ -81,7 +83,7 @@ func (m *core) checkInstall(ctx context.Context, svc *Service, b *bundle.Bundle,
 		return err
 	}
 	if resp.GetBlocked() || len(blockers) > 0 {
-		return blocked(ErrTypeInstall, fmt.Errorf("compatibility check failed: %s", strings.Join(blockers, "; ")))
+		return blockedWith(ErrTypeInstall, fmt.Errorf("compatibility check failed: %s", strings.Join(blockers, "; ")), details)
 	}
 	return nil
 }
@@ -97,6 +99,9 @@ func nonErrors(ds []ErrorDetail) []ErrorDetail {
 }
 
 // noteResults keeps WARNING/INFO results visible and blocks on ERRORs.
+// A blocked operation shows every result (docs/decisions.md, "A blocked
+// upgrade shows everything"): the failure's message lists them all, and
+// each is its own errorDetail, so an administrator sees the warnings too.
 func (m *core) noteResults(ctx context.Context, id string, results []*commonv1.CheckResult, what string) error {
 	details, blockers := resultDetails(results)
 	if _, err := m.mutate(ctx, id, func(_ Tx, s *Service) error {
@@ -106,7 +111,11 @@ func (m *core) noteResults(ctx context.Context, id string, results []*commonv1.C
 		return err
 	}
 	if len(blockers) > 0 {
-		return blocked(ErrTypeInstall, fmt.Errorf("%s: %s", what, strings.Join(blockers, "; ")))
+		all := make([]string, len(details))
+		for i, d := range details {
+			all[i] = d.Severity + " " + d.Message
+		}
+		return blockedWith(ErrTypeInstall, fmt.Errorf("%s: %s", what, strings.Join(all, "; ")), details)
 	}
 	return nil
 }
@@ -135,13 +144,7 @@ func (m *core) runHook(ctx context.Context, svc *Service, ob, nb *bundle.Bundle,
 	if err != nil {
 		return nil, err
 	}
-	var sups []string
-	for _, r := range res {
-		if r.Supervisor != "" && !slices.Contains(sups, r.Supervisor) {
-			sups = append(sups, r.Supervisor)
-		}
-	}
-	sort.Strings(sups)
+	sups := slices.Clone(installedSupervisors(svc, res))
 	if len(sups) == 0 {
 		sups = []string{""}
 	}

@@ -53,8 +53,12 @@ func (m *core) platformFacts(ctx context.Context, supervisors []string) (*preche
 	for _, name := range supervisors {
 		sf := known[name]
 		inv := byName[name]
+		k8s := inv.GetKubernetesVersion()
+		if sf.KubernetesVersion != "" {
+			k8s = sf.KubernetesVersion // the Supervisor's own /version
+		}
 		pf.Supervisors = append(pf.Supervisors, &precheckv1.SupervisorFacts{
-			Name: name, Version: inv.GetVersion(), KubernetesVersion: inv.GetKubernetesVersion(),
+			Name: name, Version: inv.GetVersion(), KubernetesVersion: k8s,
 			Available:            quotaProto(sf.Available),
 			SupportedApiVersions: sf.SupportedAPIs,
 		})
@@ -93,7 +97,7 @@ func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bun
 	if err != nil {
 		return nil, err
 	}
-	pf, err := m.platformFacts(ctx, targetSupervisors(rend.Resources))
+	pf, err := m.platformFacts(ctx, rend.supervisors())
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +126,7 @@ func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bun
 		}
 		st := staged[j]
 		req.Staged = append(req.Staged, &precheckv1.StagedResource{
-			Index: doc.GetIndex(), Target: stagedTarget(resources[j].Target), Reachable: st.Reachable, Message: st.Message,
+			Index: doc.GetIndex(), Target: stagedTarget(resources[j].Target), Reachable: st.Reachable, Message: st.Message, Rejected: st.Rejected,
 			Requested: quotaProto(st.Requested),
 		})
 	}

@@ -73,8 +73,9 @@ func (m *core) sweepOrphans(ctx context.Context, svcID string, records []*Resour
 // removeResources deletes resource records. Those with finalizers clean up
 // their target first; those without are released (the target keeps them).
 // Without force a failed cleanup keeps the record and is retried (the
-// error is transient); with force the record goes and the target resource
-// is reported as an orphan.
+// error is transient). With force (seed 002) nothing is cleaned up: the
+// finalizers and ownership are removed at once, the target resource stays
+// and is reported as an orphan to audit.
 func (m *core) removeResources(ctx context.Context, svc *Service, res []*Resource, force bool, orphans *[]Orphan) error {
 	var mu sync.Mutex
 	var failed []error
@@ -82,7 +83,14 @@ func (m *core) removeResources(ctx context.Context, svc *Service, res []*Resourc
 	_ = m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
 		r := res[i]
 		var err error
-		if r.Kind != "Overlay" {
+		switch {
+		case r.Kind == "Overlay":
+		case force:
+			err = m.driver.Release(ctx, r.Target)
+			if err == nil {
+				err = errors.New("left on its target by force delete (finalizers and ownership removed); audit it and remove it manually")
+			}
+		default:
 			err = m.letGo(ctx, r.Target, r.Finalizers)
 		}
 		mu.Lock()
@@ -100,13 +108,8 @@ func (m *core) removeResources(ctx context.Context, svc *Service, res []*Resourc
 		}
 		return nil
 	})
-	if err := m.update(ctx, func(tx Tx) error {
-		for _, r := range done {
-			if err := tx.DeleteResource(r.ServiceID, r.ID); err != nil {
-				return err
-			}
-		}
-		return nil
+	if err := m.chunked(ctx, len(done), func(tx Tx, i int) error {
+		return tx.DeleteResource(done[i].ServiceID, done[i].ID)
 	}); err != nil {
 		return err
 	}

@@ -115,15 +115,19 @@ type rendered struct {
 	parseOnce sync.Once
 	parsed    []parsedDoc
 	parseErr  error
+	// Inventory is the platform inventory the render used: the regions
+	// and Supervisors serviceSupervisors reads.
+	Inventory *commonv1.Inventory
 }
 
-// place turns the render into resource records owned by version.
+// place turns the render into resource records owned by version, on the
+// Supervisors the service runs on (serviceSupervisors).
 func (r *rendered) place(svc *Service, version string, now time.Time) ([]*Resource, error) {
 	r.parseOnce.Do(func() { r.parsed, r.parseErr = parseDocs(r.Resources) })
 	if r.parseErr != nil {
 		return nil, r.parseErr
 	}
-	return placeResources(svc, version, r.Resources, r.parsed, now)
+	return placeResources(svc, version, r.Resources, r.parsed, r.supervisors(), now)
 }
 
 func (m *core) render(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (*rendered, error) {
@@ -135,7 +139,7 @@ func (m *core) render(ctx context.Context, svc *Service, b *bundle.Bundle, in Re
 	if err != nil {
 		return nil, peerError("renderer", err)
 	}
-	return &rendered{Resources: resp.GetResources(), YAML: resp.GetYaml(), Effective: resp.GetEffectiveValuesYaml()}, nil
+	return &rendered{Resources: resp.GetResources(), YAML: resp.GetYaml(), Effective: resp.GetEffectiveValuesYaml(), Inventory: layers.GetInventory()}, nil
 }
 
 func (m *core) accessGrants(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (map[string]any, error) {

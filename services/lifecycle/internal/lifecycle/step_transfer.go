@@ -51,7 +51,9 @@ func (m *core) moveResources(ctx context.Context, svc *Service, rend *rendered, 
 		return err
 	}
 	apply := append(create, transfer...)
-	m.applyAll(ctx, svc, apply)
+	if err := m.applyAll(ctx, svc, apply); err != nil {
+		return err
+	}
 	var failed []string
 	for _, r := range apply {
 		if r.Status == target.StatusUnhealthy {

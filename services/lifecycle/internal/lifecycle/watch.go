@@ -2,6 +2,9 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -93,11 +96,35 @@ func (h *hub) unsubscribe(id string, s *sub) {
 	}
 }
 
+// statuses are api.md's status values, the ones until may name.
+var statuses = []string{StatusBusy, StatusUnresolved, StatusReady, StatusHealthy, StatusUnhealthy, StatusMaintenance, StatusUnavailable}
+
+// ends reports whether e is the last event a watch until status sends:
+// the service has that status, or its operation failed or got stuck.
+func (e Event) ends(until string) bool {
+	if until == "" {
+		return false
+	}
+	if e.Status == until {
+		return true
+	}
+	return e.Progress != nil && (e.Progress.Outcome == OutcomeFailed || e.Progress.Outcome == OutcomeStuck)
+}
+
 // Watch streams a service's status, phase and lifecycle state changes,
 // starting with its current state, until ctx ends or the service is
-// deleted (the last event then has Deleted set). Consecutive events with
-// the same status, phase, state, version and progress are collapsed.
-func (m *Manager) Watch(ctx context.Context, id string, send func(Event) error) error {
+// deleted (the last event then has Deleted set), or, with until, after
+// the event where the service has that status or its operation failed.
+// Consecutive events with the same status, phase, state, version and
+// progress are collapsed.
+func (m *Manager) Watch(ctx context.Context, id, until string, send func(Event) error) error {
+	if until != "" {
+		i := slices.IndexFunc(statuses, func(s string) bool { return strings.EqualFold(s, until) })
+		if i < 0 {
+			return fmt.Errorf("until: %q is not a status: want one of %s: %w", until, strings.Join(statuses, ", "), ErrInvalidArgument)
+		}
+		until = statuses[i]
+	}
 	s := m.hub.subscribe(id)
 	defer m.hub.unsubscribe(id, s)
 	svc, err := m.Get(ctx, id)
@@ -105,7 +132,7 @@ func (m *Manager) Watch(ctx context.Context, id string, send func(Event) error) 
 		return err
 	}
 	last := eventOf(svc, false, m.now())
-	if err := send(last); err != nil {
+	if err := send(last); err != nil || last.ends(until) {
 		return err
 	}
 	for {
@@ -120,7 +147,7 @@ func (m *Manager) Watch(ctx context.Context, id string, send func(Event) error) 
 				continue
 			}
 			last = e
-			if err := send(e); err != nil {
+			if err := send(e); err != nil || e.ends(until) {
 				return err
 			}
 		}

@@ -54,3 +54,16 @@ func TestApplyProgressText(t *testing.T) {
 	require.True(t, due, "the last resource is always shown")
 	require.Equal(t, "applied: VCF Automation 1/1, sv1 2/2, sv2 1/1", msg)
 }
+
+// A watch with until ends on the status, or when the operation failed.
+func TestWatchUntilEnds(t *testing.T) {
+	healthy := Event{Status: StatusHealthy}
+	require.True(t, healthy.ends(StatusHealthy))
+	require.False(t, healthy.ends(""), "without until the stream runs on")
+	require.False(t, Event{Status: StatusBusy, Progress: &Progress{Step: "download"}}.ends(StatusHealthy))
+	require.True(t, Event{Status: StatusBusy, Progress: &Progress{Outcome: OutcomeFailed}}.ends(StatusHealthy), "a failed operation ends it")
+	require.True(t, Event{Status: StatusMaintenance, Progress: &Progress{Outcome: OutcomeStuck}}.ends(StatusHealthy))
+	err := (&Manager{}).Watch(t.Context(), "x", "Healthyish", func(Event) error { return nil })
+	require.ErrorIs(t, err, ErrInvalidArgument)
+	require.ErrorContains(t, err, `until: "Healthyish" is not a status: want one of Busy, Unresolved, Ready, Healthy`)
+}

@@ -12,9 +12,9 @@ import (
 // 400, NotFound 404, Aborted 409, Unavailable 503).
 var ErrorTable = grpcerr.Table{
 	{Err: lifecycle.ErrNotFound, Code: codes.NotFound},
-	{Err: lifecycle.ErrInvalidArgument, Code: codes.InvalidArgument},
+	{Err: lifecycle.ErrInvalidArgument, Code: codes.InvalidArgument, Marker: true},
 	{Err: lifecycle.ErrInvalidTransition, Code: codes.InvalidArgument},
-	{Err: lifecycle.ErrFailedPrecondition, Code: codes.FailedPrecondition},
+	{Err: lifecycle.ErrFailedPrecondition, Code: codes.FailedPrecondition, Marker: true},
 	{Err: lifecycle.ErrConflict, Code: codes.Aborted},
 	{Err: lifecycle.ErrUnavailable, Code: codes.Unavailable},
 }

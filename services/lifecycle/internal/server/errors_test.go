@@ -17,23 +17,29 @@ func TestErrorTable(t *testing.T) {
 	cases := []struct {
 		err  error
 		code codes.Code
+		msg  string // "" keeps the error's own text
 	}{
-		{fmt.Errorf("service x: %w", lifecycle.ErrNotFound), codes.NotFound},
-		{fmt.Errorf("source: %w", lifecycle.ErrInvalidArgument), codes.InvalidArgument},
-		{fmt.Errorf("active -> inactive: %w", lifecycle.ErrInvalidTransition), codes.InvalidArgument},
-		{fmt.Errorf("eula: %w", lifecycle.ErrFailedPrecondition), codes.FailedPrecondition},
-		{fmt.Errorf("rev: %w", lifecycle.ErrConflict), codes.Aborted},
-		{fmt.Errorf("renderer: %w", lifecycle.ErrUnavailable), codes.Unavailable},
-		{context.Canceled, codes.Canceled},
-		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), codes.DeadlineExceeded},
-		{errors.New("disk on fire"), codes.Internal},
+		{fmt.Errorf("service x: %w", lifecycle.ErrNotFound), codes.NotFound, ""},
+		// Markers classify and leave the sentence (issue 16 §7).
+		{fmt.Errorf("source is required: a bundle URL: %w", lifecycle.ErrInvalidArgument), codes.InvalidArgument, "source is required: a bundle URL"},
+		{fmt.Errorf("active -> inactive: %w", lifecycle.ErrInvalidTransition), codes.InvalidArgument, ""},
+		{fmt.Errorf("accept the EULA first (accepted.eula): %w", lifecycle.ErrFailedPrecondition), codes.FailedPrecondition, "accept the EULA first (accepted.eula)"},
+		{fmt.Errorf("rev: %w", lifecycle.ErrConflict), codes.Aborted, ""},
+		{fmt.Errorf("renderer: %w", lifecycle.ErrUnavailable), codes.Unavailable, ""},
+		{context.Canceled, codes.Canceled, ""},
+		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), codes.DeadlineExceeded, ""},
+		{errors.New("disk on fire"), codes.Internal, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.err.Error(), func(t *testing.T) {
 			st := status.Convert(ErrorTable.ToStatus(c.err))
 			require.Equal(t, c.code, st.Code())
+			want := c.msg
+			if want == "" {
+				want = c.err.Error()
+			}
 			if c.code != codes.Internal {
-				require.Equal(t, c.err.Error(), st.Message(), "mapped errors keep their actionable message")
+				require.Equal(t, want, st.Message(), "mapped errors keep their actionable message")
 			} else {
 				require.NotContains(t, st.Message(), "disk on fire", "internal errors are masked")
 			}

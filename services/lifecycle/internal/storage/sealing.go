@@ -45,6 +45,10 @@ func openRecord(keys *seal.Keyring, rec store.Record) ([]byte, string, error) {
 	return plain, id, nil
 }
 
+// resealBatch bounds the records one Reseal transaction rewrites (etcd's
+// --max-txn-ops is 128 by default).
+const resealBatch = 100
+
 // Reseal rewrites every Secret resource not sealed by the primary key:
 // plain ones (encryption just turned on, or an older store) and ones
 // sealed by an older key (after a rotation). It returns how many it
@@ -92,35 +96,52 @@ func (r *Repo) reseal(ctx context.Context) (int, error) {
 				stale = append(stale, rec)
 			}
 		}
-		if len(stale) == 0 {
-			continue
-		}
-		err = r.Update(ctx, func(ltx lifecycle.Tx) error {
-			t := ltx.(*tx)
-			for _, old := range stale {
-				rec, err := t.stx.Get(BucketResources, old.Key)
-				if errors.Is(err, store.ErrNotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				res, err := r.staleSeal(rec)
-				if err != nil || res == nil {
-					return err
-				}
-				if err := t.PutResource(res); err != nil {
-					return err
-				}
-				n++
+		// At most resealBatch records per transaction (etcd's
+		// --max-txn-ops); a restart in between finds the rest still stale.
+		for len(stale) > 0 {
+			batch := stale[:min(resealBatch, len(stale))]
+			stale = stale[len(batch):]
+			done, err := r.resealRecords(ctx, batch)
+			n += done
+			if err != nil {
+				return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
 			}
-			return nil
-		})
-		if err != nil {
-			return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
 		}
 	}
 	return n, nil
+}
+
+// resealRecords seals the given records again with the primary key, in one
+// transaction, re-reading each (another writer may have sealed or removed
+// it since the scan).
+func (r *Repo) resealRecords(ctx context.Context, stale []store.Record) (int, error) {
+	done := 0
+	err := r.Update(ctx, func(ltx lifecycle.Tx) error {
+		done = 0
+		t := ltx.(*tx)
+		for _, old := range stale {
+			rec, err := t.stx.Get(BucketResources, old.Key)
+			if errors.Is(err, store.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			res, err := r.staleSeal(rec)
+			if err != nil {
+				return err
+			}
+			if res == nil {
+				continue
+			}
+			if err := t.PutResource(res); err != nil {
+				return err
+			}
+			done++
+		}
+		return nil
+	})
+	return done, err
 }
 
 // staleSeal returns the resource a record holds when it must be sealed

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/vcfsm/vcfsm/platform/cli"
+	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/services/precheck/app"
 )
 
@@ -15,7 +16,8 @@ func main() {
 		Name:          "precheck",
 		DefaultListen: "127.0.0.1:9094",
 		RegisterFlags: cfg.RegisterFlags,
-		Start: func(ctx context.Context, log *slog.Logger, _ cli.Peer) (cli.Service, error) {
+		Start: func(ctx context.Context, log *slog.Logger, _ cli.Peer, tel *observability.Telemetry) (cli.Service, error) {
+			cfg.Telemetry = tel
 			return app.New(ctx, cfg, log)
 		},
 	}.Main()

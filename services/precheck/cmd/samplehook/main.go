@@ -85,13 +85,19 @@ func run(args []string) error {
 		Handler:           samplehook.NewHandler(samplehook.Config{Answers: file, Token: token.Value(), Logger: log}),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
+	log.Info("serving the sample pre-check hook", "listen", *listen, "tls", *certFile != "", "authenticates", token.Value() != "")
+	return serve(srv, *certFile, *keyFile)
+}
+
+// serve runs srv (HTTPS when a certificate is given) until a signal, then
+// shuts it down gracefully.
+func serve(srv *http.Server, certFile, keyFile string) error {
 	ctx, stop := cli.SignalContext()
 	defer stop()
 	errc := make(chan error, 1)
 	go func() {
-		log.Info("serving the sample pre-check hook", "listen", *listen, "tls", *certFile != "", "authenticates", token.Value() != "")
-		if *certFile != "" {
-			errc <- srv.ListenAndServeTLS(*certFile, *keyFile)
+		if certFile != "" {
+			errc <- srv.ListenAndServeTLS(certFile, keyFile)
 		} else {
 			errc <- srv.ListenAndServe()
 		}
@@ -101,6 +107,11 @@ func run(args []string) error {
 		return err
 	case <-ctx.Done():
 	}
+	return shutdown(srv, errc)
+}
+
+// shutdown stops the server gracefully and waits for it to return.
+func shutdown(srv *http.Server, errc <-chan error) error {
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {

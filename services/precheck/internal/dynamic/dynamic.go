@@ -67,17 +67,20 @@ type Options struct {
 	// RegistryOptions are passed to every go-containerregistry call;
 	// nil means the default keychain (docker config, credential helpers).
 	RegistryOptions []remote.Option
+	// Observer, when set, is told every check's name and status (metrics).
+	Observer func(check, status string)
 }
 
 // Checker runs dynamic pre-checks. It is safe for concurrent use.
 type Checker struct {
 	registryTimeout time.Duration
 	registryOpts    []remote.Option
+	observe         func(check, status string)
 }
 
 // NewChecker builds a Checker.
 func NewChecker(opts Options) *Checker {
-	c := &Checker{registryTimeout: opts.RegistryTimeout, registryOpts: opts.RegistryOptions}
+	c := &Checker{registryTimeout: opts.RegistryTimeout, registryOpts: opts.RegistryOptions, observe: opts.Observer}
 	if c.registryTimeout <= 0 {
 		c.registryTimeout = DefaultRegistryTimeout
 	}
@@ -139,6 +142,11 @@ func (c *Checker) Run(ctx context.Context, req *precheckv1.RunDynamicPrechecksRe
 	for _, res := range resources {
 		rc := &commonv1.ResourceCheck{Type: res.kind, Name: res.name, Supervisor: res.supervisor(), Checks: r.checks(ctx, res)}
 		rc.Status = worst(rc.Checks)
+		if c.observe != nil {
+			for _, ch := range rc.Checks {
+				c.observe(ch.GetName(), ch.GetStatus())
+			}
+		}
 		if rc.Status == StatusFailed {
 			report.PreCheckStatus = StatusFailed
 		}
@@ -184,6 +192,9 @@ func stagingCheck(res *resource) *commonv1.Check {
 			msg = fmt.Sprintf("target %s is unreachable: %s; the checks that need it were not run", target, m)
 		}
 		return failed(CheckStaging, msg)
+	}
+	if res.staged.GetRejected() {
+		return failed(CheckStaging, fmt.Sprintf("%s refused the dry run: %s", target, res.staged.GetMessage()))
 	}
 	msg := "staged on " + target
 	if m := res.staged.GetMessage(); m != "" {

@@ -314,6 +314,18 @@ func TestUnreachableTarget(t *testing.T) {
 	require.Equal(t, "staged on vcfa: dry-run accepted", check(report, 0, CheckStaging).GetMessage())
 }
 
+// TestRejectedDryRun: a target that refused the dry run (its own
+// validation) fails the Staging check with the target's message.
+func TestRejectedDryRun(t *testing.T) {
+	target := targetOf("SupervisorService")
+	report := runChecks(t, request(t, doc{yaml: fixture(t, "SupervisorService"), staged: &precheckv1.StagedResource{Target: target, Reachable: true, Rejected: true,
+		Message: "Package.data.packaging.carvel.dev is invalid: metadata.name must be <spec.refName> + '.' + <spec.version>"}}))
+	staging := check(report, 0, CheckStaging)
+	require.Equal(t, StatusFailed, staging.GetStatus())
+	require.Equal(t, StatusFailed, report.GetPreCheckStatus())
+	require.Equal(t, target+" refused the dry run: Package.data.packaging.carvel.dev is invalid: metadata.name must be <spec.refName> + '.' + <spec.version>", staging.GetMessage())
+}
+
 // TestInvalidRequests: requests that break the RPC contract are refused
 // with ErrInvalidInput, naming the resource.
 func TestInvalidRequests(t *testing.T) {

@@ -65,6 +65,11 @@ type Options struct {
 	// Resolver maps host names to addresses; nil means the system resolver.
 	Resolver *Resolver
 	Logger   *slog.Logger
+	// Observer, when set, is told each hook call's outcome (passed,
+	// blocked, failed) and duration (metrics).
+	Observer func(outcome string, d time.Duration)
+	// Transport, when set, wraps each call's transport (tracing).
+	Transport func(http.RoundTripper) http.RoundTripper
 }
 
 // Dispatcher calls pre-check hooks. It is safe for concurrent use.
@@ -76,6 +81,8 @@ type Dispatcher struct {
 	resolver    *Resolver
 	dialer      net.Dialer
 	log         *slog.Logger
+	observe     func(outcome string, d time.Duration)
+	transport   func(http.RoundTripper) http.RoundTripper
 }
 
 // NewDispatcher builds a Dispatcher.
@@ -90,6 +97,8 @@ func NewDispatcher(opts Options) (*Dispatcher, error) {
 		concurrency: opts.Concurrency,
 		resolver:    opts.Resolver,
 		log:         opts.Logger,
+		observe:     opts.Observer,
+		transport:   opts.Transport,
 	}
 	if d.timeout <= 0 {
 		d.timeout = DefaultTimeout
@@ -146,11 +155,20 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req *precheckv1.DispatchHookR
 		return res
 	}
 	res.Endpoint = c.url
+	start := time.Now()
 	status, items, err := d.call(ctx, c)
 	res.HttpStatus = int32(status)
 	if err != nil {
+		d.observed("failed", start)
 		return fail(res, err.Error())
 	}
+	defer func() {
+		if res.Blocked {
+			d.observed("blocked", start)
+		} else {
+			d.observed("passed", start)
+		}
+	}()
 	subject := req.GetSupervisor()
 	if subject == "" {
 		subject = req.GetServiceName()
@@ -169,6 +187,12 @@ func (d *Dispatcher) Dispatch(ctx context.Context, req *precheckv1.DispatchHookR
 		}
 	}
 	return res
+}
+
+func (d *Dispatcher) observed(outcome string, start time.Time) {
+	if d.observe != nil {
+		d.observe(outcome, time.Since(start))
+	}
 }
 
 func fail(res *precheckv1.HookResult, msg string) *precheckv1.HookResult {
@@ -327,8 +351,12 @@ func (d *Dispatcher) client(tlsConf *tls.Config) (*http.Client, *http.Transport)
 		DisableKeepAlives:      true,
 		MaxResponseHeaderBytes: 64 << 10,
 	}
+	var rt http.RoundTripper = tr
+	if d.transport != nil {
+		rt = d.transport(tr)
+	}
 	return &http.Client{
-		Transport: tr,
+		Transport: rt,
 		// A redirect is answered as the non-200 it is; following it could
 		// send the token to another host.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },

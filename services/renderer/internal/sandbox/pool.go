@@ -82,6 +82,9 @@ type Pool struct {
 	bundles *lru.Cache[string, []*commonv1.BundleFile]
 	isolate atomic.Bool
 
+	// restarts counts workers replaced after a kill or crash.
+	restarts atomic.Int64
+
 	mu        sync.Mutex
 	live      map[*worker]bool
 	closed    chan struct{}
@@ -392,6 +395,7 @@ func (p *Pool) crashError(w *worker) error {
 // replace kills a worker and starts another in its place in the
 // background, retrying with backoff while starts fail.
 func (p *Pool) replace(old *worker) {
+	p.restarts.Add(1)
 	old.kill()
 	p.wg.Add(1)
 	go func() {

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+)
+
+func TestProbeGRPC(t *testing.T) {
+	srv := grpc.NewServer()
+	h := health.NewServer()
+	healthpb.RegisterHealthServer(srv, h)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	addr := lis.Addr().String()
+
+	h.SetServingStatus("svc", healthpb.HealthCheckResponse_SERVING)
+	require.NoError(t, run([]string{"grpc", addr, "svc"}))
+	require.NoError(t, run([]string{"grpc", addr}), "the server as a whole")
+	h.SetServingStatus("svc", healthpb.HealthCheckResponse_NOT_SERVING)
+	require.ErrorContains(t, run([]string{"grpc", addr, "svc"}), "NOT_SERVING")
+	require.ErrorContains(t, run([]string{"grpc", addr, "unknown"}), "NotFound")
+}
+
+func TestProbeHTTP(t *testing.T) {
+	var down atomic.Bool
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(hs.Close)
+	require.NoError(t, run([]string{"http", hs.URL + "/readyz"}))
+	down.Store(true)
+	require.ErrorContains(t, run([]string{"http", hs.URL + "/readyz"}), "503")
+	require.ErrorContains(t, run(nil), "usage")
+	down.Store(false)
+	require.NoError(t, probeHTTP(context.Background(), hs.URL+"/readyz"))
+}

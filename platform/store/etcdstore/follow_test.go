@@ -1,0 +1,68 @@
+package etcdstore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/platform/store"
+	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
+)
+
+// A replica following a bucket sees what another replica writes and
+// deletes, with the revisions the writer got.
+func TestFollowSeesOtherReplicas(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	prefix := newPrefix()
+	reader, writer := openAt(t, prefix, schema), openAt(t, prefix, schema)
+	_, err := store.Put(ctx, writer, "services", "before", []byte("0"), store.MustNotExist)
+	require.NoError(t, err)
+
+	var mu sync.Mutex
+	view := map[string]store.Record{}
+	resets := 0
+	done := make(chan error, 1)
+	go func() {
+		done <- reader.Follow(ctx, "services", func(recs []store.Record) {
+			mu.Lock()
+			defer mu.Unlock()
+			resets++
+			view = map[string]store.Record{}
+			for _, r := range recs {
+				view[r.Key] = r
+			}
+		}, func(c etcdstore.Change) {
+			mu.Lock()
+			defer mu.Unlock()
+			if c.Deleted {
+				delete(view, c.Key)
+			} else {
+				view[c.Key] = c.Record
+			}
+		})
+	}()
+	seen := func(key string) (store.Record, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		r, ok := view[key]
+		return r, ok
+	}
+	require.Eventually(t, func() bool { _, ok := seen("before"); return ok }, 10*time.Second, 5*time.Millisecond, "the reset holds what was there")
+
+	rev, err := store.Put(ctx, writer, "services", "a", []byte("1"), store.MustNotExist)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { r, ok := seen("a"); return ok && r.Revision == rev && string(r.Value) == "1" },
+		10*time.Second, 5*time.Millisecond, "a write by the other replica")
+	require.NoError(t, store.Delete(ctx, writer, "services", "before", store.AnyRevision))
+	require.Eventually(t, func() bool { _, ok := seen("before"); return !ok }, 10*time.Second, 5*time.Millisecond, "a delete by the other replica")
+	mu.Lock()
+	require.Equal(t, 1, resets, "one reset, then changes")
+	mu.Unlock()
+
+	cancel()
+	require.ErrorIs(t, <-done, context.Canceled)
+}

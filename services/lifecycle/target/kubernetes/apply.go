@@ -1,0 +1,347 @@
+package kubernetes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+)
+
+func isAPIStatus(err error) bool {
+	var st apierrors.APIStatus
+	return errors.As(err, &st)
+}
+
+// resource is what one target key is on a cluster right now.
+type resource struct {
+	c      *cluster
+	ns     string
+	anchor *unstructured.Unstructured // nil when absent
+}
+
+// locate finds the anchor of k. ns is where Apply wants it (may be empty
+// for reads: SupervisorServices are then found by their key label).
+func (d *Driver) locate(ctx context.Context, k target.Key, ns string) (*resource, error) {
+	c, err := d.cluster(k.Scope)
+	if err != nil {
+		return nil, err
+	}
+	r := &resource{c: c, ns: ns}
+	var name string
+	switch k.Kind {
+	case kindSecret:
+		if r.ns, name, err = secretName(k); err != nil {
+			return nil, err
+		}
+	case kindSupervisorService:
+		name = k.Identity
+		if r.ns == "" {
+			list, err := c.dyn.Resource(gvrPackageInstall).List(ctx, metav1.ListOptions{LabelSelector: LabelKey + "=" + hashOf(k.String())})
+			if err != nil {
+				return nil, unreachable(k.Scope, err)
+			}
+			if len(list.Items) == 0 {
+				return r, nil
+			}
+			r.anchor = &list.Items[0]
+			r.ns = r.anchor.GetNamespace()
+			return r, nil
+		}
+	default:
+		return nil, fmt.Errorf("the Kubernetes driver does not handle %s: %w", k, target.ErrRejected)
+	}
+	u, err := c.dyn.Resource(anchorGVR(k)).Namespace(r.ns).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return r, nil
+	case err != nil:
+		return nil, unreachable(k.Scope, err)
+	}
+	r.anchor = u
+	return r, nil
+}
+
+// Apply implements target.Driver.
+func (d *Driver) Apply(ctx context.Context, want target.Desired) (target.Object, error) {
+	obj, err := d.apply(ctx, want)
+	if err != nil {
+		return target.Object{}, fmt.Errorf("apply %s: %w", want.Key, err)
+	}
+	return obj, nil
+}
+
+func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object, error) {
+	ns := want.Namespace
+	if want.Kind == kindSecret {
+		ns = ""
+	} else if ns == "" {
+		return target.Object{}, fmt.Errorf("a SupervisorService needs its service's namespace: %w", target.ErrRejected)
+	}
+	r, err := d.locate(ctx, want.Key, ns)
+	if err != nil {
+		return target.Object{}, err
+	}
+	if r.anchor != nil && r.anchor.GetDeletionTimestamp() != nil {
+		// Deleted behind the Service Manager's back while it still wants
+		// the resource: let it go and create it again.
+		if err := d.abandonTerminating(ctx, r, want.Key); err != nil {
+			return target.Object{}, err
+		}
+		r.anchor = nil
+	}
+	own, message, err := claim(r, want)
+	if err != nil {
+		return target.Object{}, err
+	}
+	if err := r.c.ensureNamespace(ctx, r.ns, want.Owner); err != nil {
+		return target.Object{}, err
+	}
+	parts, waiting, err := d.parts(ctx, r, want.Key, want.Spec)
+	if err != nil {
+		return target.Object{}, err
+	}
+	took, err := d.applyParts(ctx, r.c, parts, own, r.anchor != nil, false)
+	if err != nil {
+		return target.Object{}, err
+	}
+	if err := d.pruneParts(ctx, r.c, want.Key, parts); err != nil {
+		return target.Object{}, err
+	}
+	if waiting != "" {
+		return target.Object{Key: want.Key, Namespace: r.ns, Spec: want.Spec, Owner: want.Owner, Finalizers: want.Finalizers,
+			Status: target.StatusBusy, Message: waiting, Adopted: own.adopted, Generation: own.generation}, nil
+	}
+	obj, err := d.read(ctx, r.c, want.Key, took)
+	if err != nil {
+		return target.Object{}, err
+	}
+	if message != "" && obj.Status == target.StatusHealthy {
+		obj.Message = message
+	}
+	if len(took.conflicts) > 0 {
+		obj.Message = strings.TrimSpace(obj.Message + "; took back fields other field managers had changed: " + strings.Join(took.conflicts, "; "))
+	}
+	return obj, nil
+}
+
+// claim decides how the wanted owner takes the resource: created,
+// adopted (unowned), updated (its own) or refused (another service's, or a
+// SupervisorService downgrade); message says which, empty when nothing
+// changes.
+func claim(r *resource, want target.Desired) (ownership, string, error) {
+	own := ownership{key: want.Key, owner: want.Owner, finalizers: want.Finalizers, generation: 1}
+	raw, err := json.Marshal(want.Spec)
+	if err != nil {
+		return own, "", fmt.Errorf("encode the document: %w: %w", err, target.ErrRejected)
+	}
+	own.desired = string(raw)
+	if r.anchor == nil {
+		return own, "Created", nil
+	}
+	message := "Updated"
+	switch prev := ownerOf(r.anchor); {
+	case prev.IsZero():
+		own.adopted = true
+		message = "Adopted existing resource; ownership declared"
+	case prev.ServiceID != want.Owner.ServiceID:
+		return own, "", fmt.Errorf("%s/%s is owned by service %s: %w", r.ns, r.anchor.GetName(), prev.ServiceID, target.ErrOwnedByOther)
+	default:
+		own.adopted = r.anchor.GetAnnotations()[AnnotationAdopted] == "true"
+	}
+	if err := refuseDowngrade(r.anchor, want); err != nil {
+		return own, "", err
+	}
+	g, _ := strconv.ParseInt(r.anchor.GetAnnotations()[AnnotationGeneration], 10, 64)
+	own.generation = max(g, 1)
+	switch {
+	case r.anchor.GetAnnotations()[AnnotationDesired] != own.desired:
+		own.generation++
+	case !ownerOf(r.anchor).IsZero():
+		message = "" // nothing changed
+	}
+	return own, message, nil
+}
+
+// parts builds the objects of a resource. For a SupervisorService whose
+// values Secret is not there yet, the PackageInstall is left out and
+// waiting says why.
+func (d *Driver) parts(ctx context.Context, r *resource, k target.Key, doc map[string]any) (parts []part, waiting string, err error) {
+	switch k.Kind {
+	case kindSecret:
+		_, name, err := secretName(k)
+		if err != nil {
+			return nil, "", err
+		}
+		s, err := secretObject(doc, r.ns, name)
+		if err != nil {
+			return nil, "", err
+		}
+		return []part{{role: partAnchor, gvr: gvrSecret, obj: s}}, "", nil
+	}
+	values, waiting, err := resolveValues(ctx, r.c, r.ns, mapAt(doc, "spec", "values", "selector"))
+	if err != nil {
+		return nil, "", err
+	}
+	parts, err = supervisorServiceParts(doc, r.ns, values)
+	if err != nil {
+		return nil, "", err
+	}
+	if waiting != "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts, waiting, nil
+}
+
+// applied is the outcome of applying parts.
+type applied struct {
+	anchor    *unstructured.Unstructured
+	conflicts []string
+}
+
+// applyParts server-side applies every part, the anchor last. A conflict
+// with another field manager is surfaced and then resolved in favour of
+// the Service Manager, which owns these objects; a validation failure on
+// an existing object means it cannot become what is wanted.
+func (d *Driver) applyParts(ctx context.Context, c *cluster, parts []part, own ownership, existed, dryRun bool) (applied, error) {
+	var out applied
+	for _, p := range parts {
+		own.stamp(p)
+		opts := metav1.ApplyOptions{FieldManager: FieldManager}
+		if dryRun {
+			opts.DryRun = []string{metav1.DryRunAll}
+		}
+		res := c.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
+		u, err := res.Apply(ctx, p.obj.GetName(), p.obj, opts)
+		if apierrors.IsConflict(err) {
+			out.conflicts = append(out.conflicts, fmt.Sprintf("%s %s: %s", p.obj.GetKind(), p.obj.GetName(), conflictFields(err)))
+			opts.Force = true
+			u, err = res.Apply(ctx, p.obj.GetName(), p.obj, opts)
+		}
+		switch {
+		case err == nil:
+		case (apierrors.IsInvalid(err) || apierrors.IsForbidden(err)) && existed:
+			return out, fmt.Errorf("the existing %s %s/%s cannot take the wanted configuration: %s: %w",
+				p.obj.GetKind(), p.obj.GetNamespace(), p.obj.GetName(), apiMessage(err), target.ErrIncompatible)
+		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
+			return out, fmt.Errorf("%s %s/%s: the API server refused it: %s: %w", p.obj.GetKind(), p.obj.GetNamespace(), p.obj.GetName(), apiMessage(err), target.ErrRejected)
+		default:
+			return out, unreachable(c.name, err)
+		}
+		if !dryRun {
+			d.noteWrite(u)
+		}
+		if p.role == partAnchor {
+			out.anchor = u
+		}
+	}
+	return out, nil
+}
+
+func apiMessage(err error) string {
+	var st apierrors.APIStatus
+	if errors.As(err, &st) {
+		return st.Status().Message
+	}
+	return err.Error()
+}
+
+func conflictFields(err error) string {
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) || st.Status().Details == nil {
+		return apiMessage(err)
+	}
+	var fields []string
+	for _, c := range st.Status().Details.Causes {
+		fields = append(fields, c.Message)
+	}
+	return strings.Join(fields, ", ")
+}
+
+// refuseDowngrade: kapp-controller does not downgrade packages, so an
+// installed SupervisorService never moves to an older version (seed 002's
+// SupervisorService downgrade limitation).
+func refuseDowngrade(anchor *unstructured.Unstructured, want target.Desired) error {
+	if want.Kind != kindSupervisorService {
+		return nil
+	}
+	installed, _, _ := unstructured.NestedString(anchor.Object, "status", "version")
+	wanted := str(want.Spec, "spec", "package", "spec", "version")
+	if installed == "" || wanted == "" || compareVersions(wanted, installed) >= 0 {
+		return nil
+	}
+	return fmt.Errorf("SupervisorService %s is installed at package version %s and cannot be downgraded to %s "+
+		"(kapp-controller does not support package downgrades; data migrations may be irreversible). "+
+		"Delete the service completely, reinstall the previous version from scratch and restore data from a backup taken before the upgrade: %w",
+		want.Identity, installed, wanted, target.ErrIncompatible)
+}
+
+// compareVersions compares dotted numeric versions ("1.2.10" > "1.2.9");
+// build metadata after "+" is ignored, a pre-release sorts first.
+func compareVersions(a, b string) int {
+	a, _, _ = strings.Cut(a, "+")
+	b, _, _ = strings.Cut(b, "+")
+	ac, apre, _ := strings.Cut(a, "-")
+	bc, bpre, _ := strings.Cut(b, "-")
+	as, bs := strings.Split(ac, "."), strings.Split(bc, ".")
+	for i := range max(len(as), len(bs)) {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case apre == bpre:
+		return 0
+	case apre == "":
+		return 1
+	case bpre == "":
+		return -1
+	}
+	return strings.Compare(apre, bpre)
+}
+
+// pruneParts deletes objects of a resource that its document no longer
+// makes (the Package of the previous version after an upgrade).
+func (d *Driver) pruneParts(ctx context.Context, c *cluster, k target.Key, parts []part) error {
+	if k.Kind != kindSupervisorService {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, p := range parts {
+		keep[p.gvr.Resource+"/"+p.obj.GetNamespace()+"/"+p.obj.GetName()] = true
+	}
+	sel := LabelKey + "=" + hashOf(k.String()) + "," + LabelPart + "!=" + partAnchor
+	for _, gvr := range []schema.GroupVersionResource{gvrSecret, gvrPackage, gvrPackageMetadata} {
+		list, err := c.dyn.Resource(gvr).List(ctx, metav1.ListOptions{LabelSelector: sel})
+		if err != nil {
+			return unreachable(c.name, err)
+		}
+		for _, u := range list.Items {
+			if keep[gvr.Resource+"/"+u.GetNamespace()+"/"+u.GetName()] {
+				continue
+			}
+			if err := c.dyn.Resource(gvr).Namespace(u.GetNamespace()).Delete(ctx, u.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+				return unreachable(c.name, err)
+			}
+		}
+	}
+	return nil
+}

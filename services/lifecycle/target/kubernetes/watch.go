@@ -1,0 +1,198 @@
+package kubernetes
+
+import (
+	"context"
+	"sync"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+)
+
+var _ target.Watcher = (*Driver)(nil)
+
+// watchState runs one informer factory per cluster over the objects the
+// Service Manager manages (by label), and reports changes it did not make.
+type watchState struct {
+	ctx     context.Context
+	cancel  context.CancelFunc
+	changed func(serviceID string)
+
+	wg        sync.WaitGroup // the initial connects
+	mu        sync.Mutex
+	factories []dynamicinformer.DynamicSharedInformerFactory
+	// ours holds "<uid>/<resourceVersion>" of the driver's own writes, so
+	// their events are not reported as drift.
+	ours map[string]struct{}
+}
+
+// Watch implements target.Watcher: informers on every known Supervisor
+// (and each one connected later) until ctx ends or the driver closes.
+// Nothing is polled: a change arrives as a watch event.
+func (d *Driver) Watch(ctx context.Context, changed func(serviceID string)) error {
+	wctx, cancel := context.WithCancel(ctx)
+	w := &watchState{ctx: wctx, cancel: cancel, changed: changed, ours: map[string]struct{}{}}
+	d.mu.Lock()
+	if d.watch != nil {
+		d.mu.Unlock()
+		cancel()
+		return nil
+	}
+	d.watch = w
+	var connected []*cluster
+	for _, c := range d.clusters {
+		connected = append(connected, c)
+	}
+	d.mu.Unlock()
+	for _, c := range connected {
+		w.start(c)
+	}
+	// Connecting starts a cluster's informers; a Supervisor without a
+	// working kubeconfig is reported when it is used. In the background:
+	// the caller is starting up.
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		for _, name := range d.known() {
+			if wctx.Err() != nil {
+				return
+			}
+			_, _ = d.cluster(name)
+		}
+	}()
+	return nil
+}
+
+// watched are the kinds whose owned objects are watched for drift.
+var watched = []schema.GroupVersionResource{gvrSecret, gvrPackageInstall, gvrPackage, gvrPackageMetadata}
+
+func (w *watchState) start(c *cluster) {
+	if w.ctx.Err() != nil {
+		return
+	}
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
+		o.LabelSelector = LabelManagedBy + "=" + managedByValue
+	})
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.event(obj, false) },
+		UpdateFunc: func(_, obj any) { w.event(obj, false) },
+		DeleteFunc: func(obj any) { w.event(obj, true) },
+	}
+	for _, gvr := range watched {
+		if w.ctx.Err() != nil || !served(c, gvr) {
+			continue
+		}
+		if _, err := f.ForResource(gvr).Informer().AddEventHandler(h); err != nil {
+			continue
+		}
+	}
+	// Services are what readyConditions usually select (a load-balancer
+	// IP): not the Service Manager's objects, so watched unfiltered and
+	// mapped to the service through their namespace.
+	all := dynamicinformer.NewDynamicSharedInformerFactory(c.dyn, 0)
+	nsInformer := f.ForResource(gvrNamespace).Informer()
+	_, _ = all.ForResource(gvrService).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.inNamespace(nsInformer.GetStore(), obj) },
+		UpdateFunc: func(_, obj any) { w.inNamespace(nsInformer.GetStore(), obj) },
+	})
+	w.mu.Lock()
+	w.factories = append(w.factories, f, all)
+	w.mu.Unlock()
+	f.Start(w.ctx.Done())
+	all.Start(w.ctx.Done())
+}
+
+// inNamespace reports a change of an object in a service's namespace.
+func (w *watchState) inNamespace(namespaces cache.Store, obj any) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	item, exists, err := namespaces.GetByKey(u.GetNamespace())
+	if err != nil || !exists {
+		return
+	}
+	if ns, ok := item.(*unstructured.Unstructured); ok {
+		if id := ns.GetAnnotations()[AnnotationServiceID]; id != "" {
+			w.changed(id)
+		}
+	}
+}
+
+// served reports whether the cluster serves a resource (a cluster without
+// kapp-controller has no PackageInstalls to watch).
+func served(c *cluster, gvr schema.GroupVersionResource) bool {
+	list, err := c.discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	if err != nil {
+		return false
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *watchState) event(obj any, deleted bool) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	id := u.GetAnnotations()[AnnotationServiceID]
+	if id == "" {
+		return
+	}
+	if !deleted {
+		w.mu.Lock()
+		_, mine := w.ours[string(u.GetUID())+"/"+u.GetResourceVersion()]
+		delete(w.ours, string(u.GetUID())+"/"+u.GetResourceVersion())
+		w.mu.Unlock()
+		if mine {
+			return
+		}
+	}
+	w.changed(id)
+}
+
+// wrote records one of the driver's own writes.
+func (w *watchState) wrote(u *unstructured.Unstructured) {
+	if w == nil || u == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.ours) > 100000 {
+		// Events of writes whose echo never came (the object changed again
+		// first) would pile up; forgetting them only costs a reconcile.
+		w.ours = map[string]struct{}{}
+	}
+	w.ours[string(u.GetUID())+"/"+u.GetResourceVersion()] = struct{}{}
+}
+
+func (w *watchState) stop() {
+	w.cancel()
+	w.wg.Wait()
+	w.mu.Lock()
+	fs := w.factories
+	w.factories = nil
+	w.mu.Unlock()
+	for _, f := range fs {
+		f.Shutdown()
+	}
+}
+
+// noteWrite records a write when watching.
+func (d *Driver) noteWrite(u *unstructured.Unstructured) {
+	d.mu.Lock()
+	w := d.watch
+	d.mu.Unlock()
+	w.wrote(u)
+}

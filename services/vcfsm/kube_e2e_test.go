@@ -1,0 +1,352 @@
+package vcfsm_test
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes/kubetest"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
+)
+
+var (
+	gvrPI   = schema.GroupVersionResource{Group: "packaging.carvel.dev", Version: "v1alpha1", Resource: "packageinstalls"}
+	gvrPkg  = schema.GroupVersionResource{Group: "data.packaging.carvel.dev", Version: "v1alpha1", Resource: "packages"}
+	gvrPkgm = schema.GroupVersionResource{Group: "data.packaging.carvel.dev", Version: "v1alpha1", Resource: "packagemetadatas"}
+)
+
+const (
+	kubeNS     = "svc-arcturus-galaxy-com"
+	kubePI     = "arcturus-registry.example.com"
+	kappFinal  = "finalizers.packageinstall.packaging.carvel.dev/delete"
+	cleanupFin = "services.vcfa.broadcom.com/cleanup"
+)
+
+// kubeWorld is a world whose Supervisors are two real API servers.
+type kubeWorld struct {
+	*world
+	clusters map[string]*kubetest.Cluster
+}
+
+// withValues gives each region's SupervisorService a values Secret,
+// selected by labels as element-types/supervisor-service.md shows.
+func withValues(spec *bundletest.BundleSpec) {
+	lib := spec.ConfigFiles["server.lib.yml"]
+	lib = strings.Replace(lib, `#@       "readyConditions":`,
+		`#@       "values": {"selector": {"kind": "Secret", "labels": {"services.vcfa.broadcom.com/context": "install", "services.vcfa.broadcom.com/link-region": region["name"]}, "path": "data.values"}},
+#@       "readyConditions":`, 1)
+	lib = strings.Replace(lib, `#@   }]
+#@ end
+`, `#@   }, {
+#@     "apiVersion": "v1",
+#@     "kind": "Secret",
+#@     "metadata": {"name": "arcturus-values-" + region["name"], "labels": {"services.vcfa.broadcom.com/name": "arcturus-values-" + region["name"],
+#@                  "services.vcfa.broadcom.com/context": "install", "services.vcfa.broadcom.com/link-region": region["name"]}},
+#@     "stringData": {"values": "region: " + region["name"] + "\n"},
+#@   }]
+#@ end
+`, 1)
+	spec.ConfigFiles["server.lib.yml"] = lib
+}
+
+func newKubeWorld(t *testing.T) *kubeWorld {
+	t.Helper()
+	dir := t.TempDir()
+	cs := map[string]*kubetest.Cluster{}
+	for _, name := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		c := kubetest.Start(t)
+		require.NoError(t, c.WriteKubeconfig(filepath.Join(dir, name+".kubeconfig")))
+		// API servers alone have no nodes: one gives the cluster capacity.
+		_, err := c.Kube.CoreV1().Nodes().Create(context.Background(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "worker"},
+			Status: corev1.NodeStatus{Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("16"),
+				corev1.ResourceMemory: resource.MustParse("64Gi"), corev1.ResourceEphemeralStorage: resource.MustParse("500Gi")}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		cs[name] = c
+	}
+	w := newWorld(t, func(c *app.Config) {
+		c.Lifecycle.TargetDriver = "kubernetes"
+		c.Lifecycle.KubeconfigDir = dir
+		// Long enough that a Healthy service is not re-read during the
+		// test (every 15 periods): drift is noticed through the informers.
+		c.Lifecycle.ReconcileInterval = 3 * time.Second
+	})
+	w.specPatch = withValues
+	return &kubeWorld{world: w, clusters: cs}
+}
+
+// kapp plays kapp-controller: it sets the PackageInstall's status.
+func (w *kubeWorld) kapp(t *testing.T, sup string, cond, version, useful string) {
+	t.Helper()
+	res := w.clusters[sup].Dyn.Resource(gvrPI).Namespace(kubeNS)
+	pi := waitFor(t, "the PackageInstall on "+sup, func() (*unstructured.Unstructured, error) {
+		return res.Get(context.Background(), kubePI, metav1.GetOptions{})
+	})
+	status := map[string]any{"conditions": []any{map[string]any{"type": cond, "status": "True"}},
+		"observedGeneration": pi.GetGeneration(), "version": version, "friendlyDescription": cond}
+	if useful != "" {
+		status["usefulErrorMessage"] = useful
+	}
+	pi.Object["status"] = status
+	_, err := res.UpdateStatus(context.Background(), pi, metav1.UpdateOptions{})
+	require.NoError(t, err)
+}
+
+func waitFor[T any](t *testing.T, what string, get func() (T, error)) T {
+	t.Helper()
+	type res struct {
+		v   T
+		err error
+	}
+	r := poll(t, what, 30*time.Second, func() res { v, err := get(); return res{v, err} }, func(r res) bool { return r.err == nil })
+	return r.v
+}
+
+func (w *kubeWorld) resourceMessage(t *testing.T, id, supervisor string) string {
+	t.Helper()
+	for _, r := range w.get(t, id).State.Resources {
+		if r.Type == "SupervisorService" && r.Supervisor == supervisor {
+			return r.Status + ": " + r.Message
+		}
+	}
+	return ""
+}
+
+// The all-in-one with --target-driver=kubernetes and two real API servers
+// as its two Supervisors: activation, what lands on each cluster, health
+// from kapp-controller's conditions, a readyCondition, drift, upgrade,
+// the refused downgrade, delete honouring finalizers, force delete.
+func TestKubernetesTargets(t *testing.T) {
+	w := newKubeWorld(t)
+	ctx := context.Background()
+	id := w.create(t, w.publish(t, v1))
+	w.waitStatus(t, id, "Unresolved")
+	w.activate(t, id)
+
+	// What lands on each cluster, with owner and finalizer.
+	for sup, region := range map[string]string{"supervisor-vc1": "us-west-1", "supervisor-eu1": "eu-central-1"} {
+		c := w.clusters[sup]
+		pi := waitFor(t, "the PackageInstall on "+sup, func() (*unstructured.Unstructured, error) {
+			return c.Dyn.Resource(gvrPI).Namespace(kubeNS).Get(ctx, kubePI, metav1.GetOptions{})
+		})
+		require.Equal(t, id, pi.GetAnnotations()[kubernetes.AnnotationServiceID])
+		require.Equal(t, "1.0.0", pi.GetAnnotations()[kubernetes.AnnotationOwnerVersion])
+		require.Equal(t, []string{cleanupFin}, pi.GetFinalizers())
+		_, err := c.Dyn.Resource(gvrPkg).Namespace(kubeNS).Get(ctx, kubePI+".1.0.0", metav1.GetOptions{})
+		require.NoError(t, err, "the Package on %s", sup)
+		_, err = c.Dyn.Resource(gvrPkgm).Namespace(kubeNS).Get(ctx, kubePI, metav1.GetOptions{})
+		require.NoError(t, err, "the PackageMetadata on %s", sup)
+		values, err := c.Kube.CoreV1().Secrets(kubeNS).Get(ctx, kubePI+"-values", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, "region: "+region+"\n", string(values.Data["values.yaml"]), "values resolved through the selector")
+		for _, r := range []string{"us-west-1", "eu-central-1"} {
+			s, err := c.Kube.CoreV1().Secrets(kubeNS).Get(ctx, "arcturus-values-"+r, metav1.GetOptions{})
+			require.NoError(t, err, "every Secret goes to every Supervisor")
+			require.Equal(t, id, s.Annotations[kubernetes.AnnotationServiceID])
+			require.Equal(t, []string{cleanupFin}, s.Finalizers)
+		}
+	}
+
+	// kapp-controller reports a failure: the service is Unhealthy with it.
+	w.kapp(t, "supervisor-vc1", "ReconcileFailed", "", "kapp: Error: waiting on reconcile deployment/arcturus: ImagePullBackOff")
+	w.kapp(t, "supervisor-eu1", "ReconcileSucceeded", "1.0.0", "")
+	w.waitStatus(t, id, "Unhealthy")
+	require.Contains(t, w.resourceMessage(t, id, "supervisor-vc1"), "ImagePullBackOff")
+
+	// Reconciled; Busy until the readyCondition's load-balancer IP exists.
+	w.kapp(t, "supervisor-vc1", "ReconcileSucceeded", "1.0.0", "")
+	poll(t, "waiting for the ready condition", 30*time.Second, func() string { return w.resourceMessage(t, id, "supervisor-vc1") },
+		func(m string) bool { return strings.Contains(m, "ready condition externalIp") })
+	for i, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		svcs := w.clusters[sup].Kube.CoreV1().Services(kubeNS)
+		s, err := svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "arcturus", Labels: map[string]string{"app": "arcturus"}},
+			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 443}}}}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: []string{"192.0.2.10", "192.0.2.20"}[i]}}
+		_, err = svcs.UpdateStatus(ctx, s, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	w.waitStatus(t, id, "Healthy")
+
+	// Drift: an edited and a deleted Secret come back, event-driven (a
+	// Healthy service is not re-read for 45 s).
+	secrets := w.clusters["supervisor-eu1"].Kube.CoreV1().Secrets(kubeNS)
+	s, err := secrets.Get(ctx, "arcturus-values-us-west-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	s.Data["values"] = []byte("tampered")
+	_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	poll(t, "the edited Secret corrected", 15*time.Second, func() string {
+		s, err := secrets.Get(ctx, "arcturus-values-us-west-1", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		return string(s.Data["values"])
+	}, func(v string) bool { return v == "region: us-west-1\n" })
+	require.NoError(t, secrets.Delete(ctx, "arcturus-values-eu-central-1", metav1.DeleteOptions{}))
+	poll(t, "the deleted Secret recreated", 15*time.Second, func() *corev1.Secret {
+		s, _ := secrets.Get(ctx, "arcturus-values-eu-central-1", metav1.GetOptions{})
+		return s
+	}, func(s *corev1.Secret) bool {
+		return s != nil && s.DeletionTimestamp == nil && string(s.Data["values"]) == "region: eu-central-1\n"
+	})
+	w.waitStatus(t, id, "Healthy")
+	w.pausedIsLeftAlone(t, id)
+
+	w.upgradeAndRefusedRollback(t, id)
+	w.deleteWithFinalizersThenForce(t, id)
+}
+
+// An upgrade to a newer SupervisorService package transfers ownership and
+// finalizers; rolling back would downgrade it: refused with the seed's
+// workaround.
+func (w *kubeWorld) upgradeAndRefusedRollback(t *testing.T, id string) {
+	ctx := context.Background()
+	newer := v2
+	newer.SSVersion = "2.0.0"
+	patch(t, w.world, id, `{"source":"`+w.publish(t, newer)+`"}`, http.StatusAccepted)
+	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		res := w.clusters[sup].Dyn.Resource(gvrPI).Namespace(kubeNS)
+		poll(t, "the 2.0.0 PackageInstall on "+sup, 30*time.Second, func() string {
+			pi, err := res.Get(ctx, kubePI, metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			v, _, _ := unstructured.NestedString(pi.Object, "spec", "packageRef", "versionSelection", "constraints")
+			return v
+		}, func(v string) bool { return v == "2.0.0" })
+		w.kapp(t, sup, "ReconcileSucceeded", "2.0.0", "")
+	}
+	v := w.waitStatus(t, id, "Healthy")
+	require.Equal(t, "2.0.0", v.Version)
+	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		c := w.clusters[sup]
+		pi, err := c.Dyn.Resource(gvrPI).Namespace(kubeNS).Get(ctx, kubePI, metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, "2.0.0", pi.GetAnnotations()[kubernetes.AnnotationOwnerVersion])
+		require.Equal(t, []string{cleanupFin}, pi.GetFinalizers())
+		s, err := c.Kube.CoreV1().Secrets(kubeNS).Get(ctx, "arcturus-values-us-west-1", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Equal(t, "2.0.0", s.Annotations[kubernetes.AnnotationOwnerVersion], "an unchanged resource's ownership is transferred")
+		require.Equal(t, []string{cleanupFin}, s.Finalizers)
+	}
+	resp := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollback", map[string]any{"targetVersion": "1.0.0"})
+	require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
+	for _, m := range []string{"cannot be downgraded", "delete the service completely", "reinstall the previous version", "restore data from a backup"} {
+		require.Contains(t, string(resp.Body), m)
+	}
+}
+
+// Delete waits for kapp-controller's finalizer; force delete then removes
+// the Service Manager's finalizers and ownership at once, leaves the
+// objects and reports them.
+func (w *kubeWorld) deleteWithFinalizersThenForce(t *testing.T, id string) {
+	ctx := context.Background()
+	vc1 := w.clusters["supervisor-vc1"].Dyn.Resource(gvrPI).Namespace(kubeNS)
+	pi, err := vc1.Get(ctx, kubePI, metav1.GetOptions{})
+	require.NoError(t, err)
+	pi.SetFinalizers(append(pi.GetFinalizers(), kappFinal))
+	_, err = vc1.Update(ctx, pi, metav1.UpdateOptions{})
+	require.NoError(t, err)
+
+	require.Equal(t, http.StatusAccepted, w.box.Do(t, http.MethodDelete, "/v2/vcf-services/"+id, nil).Status)
+	v := poll(t, "the delete to wait for kapp-controller", 30*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+		return v.State != nil && v.State.Operation != nil && strings.Contains(v.State.Operation.Message, kappFinal)
+	})
+	require.Equal(t, "Deleting", v.Phase)
+	eu1 := w.clusters["supervisor-eu1"]
+	poll(t, "supervisor-eu1 cleaned up", 30*time.Second, func() int {
+		l, err := eu1.Dyn.Resource(gvrPI).Namespace(kubeNS).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		p, err := eu1.Dyn.Resource(gvrPkg).Namespace(kubeNS).List(ctx, metav1.ListOptions{})
+		require.NoError(t, err)
+		return len(l.Items) + len(p.Items)
+	}, func(n int) bool { return n == 0 })
+	pi, err = vc1.Get(ctx, kubePI, metav1.GetOptions{})
+	require.NoError(t, err, "kapp-controller's finalizer holds the PackageInstall")
+	require.NotNil(t, pi.GetDeletionTimestamp())
+
+	require.Equal(t, http.StatusAccepted, w.box.Do(t, http.MethodDelete, "/v2/vcf-services/"+id+"?forceDelete=true", nil).Status)
+	poll(t, "the forced deletion", 30*time.Second, func() int {
+		return w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id, nil).Status
+	}, func(s int) bool { return s == http.StatusNotFound })
+	pi, err = vc1.Get(ctx, kubePI, metav1.GetOptions{})
+	require.NoError(t, err, "force delete leaves the object")
+	require.Equal(t, []string{kappFinal}, pi.GetFinalizers(), "the Service Manager's finalizer is gone, kapp-controller's stays")
+	require.Empty(t, pi.GetAnnotations()[kubernetes.AnnotationServiceID], "no longer owned")
+	_, err = w.clusters["supervisor-vc1"].Dyn.Resource(gvrPkg).Namespace(kubeNS).Get(ctx, kubePI+".2.0.0", metav1.GetOptions{})
+	require.NoError(t, err, "force delete does not clean up")
+	hist := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/history", nil)
+	require.Contains(t, string(hist.Body), "orphaned SupervisorService arcturus-install")
+	require.Contains(t, string(hist.Body), "supervisor-vc1")
+	_, err = eu1.Kube.CoreV1().Secrets(kubeNS).Get(ctx, "arcturus-values-us-west-1", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "the normal delete had cleaned up what it could: %v", err)
+}
+
+// A paused service's objects are left alone; resuming corrects them.
+func (w *kubeWorld) pausedIsLeftAlone(t *testing.T, id string) {
+	ctx := context.Background()
+	patch(t, w.world, id, `{"lifecycleState":"paused"}`, http.StatusAccepted)
+	secrets := w.clusters["supervisor-vc1"].Kube.CoreV1().Secrets(kubeNS)
+	s, err := secrets.Get(ctx, "arcturus-values-eu-central-1", metav1.GetOptions{})
+	require.NoError(t, err)
+	s.Data["values"] = []byte("edited while paused")
+	_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	values := func() string {
+		s, err := secrets.Get(ctx, "arcturus-values-eu-central-1", metav1.GetOptions{})
+		if err != nil {
+			return err.Error()
+		}
+		return string(s.Data["values"])
+	}
+	require.Never(t, func() bool { return values() != "edited while paused" }, 3*time.Second, 100*time.Millisecond, "a paused service's objects are left alone")
+	patch(t, w.world, id, `{"lifecycleState":"active"}`, http.StatusAccepted)
+	poll(t, "the edit corrected after resuming", 15*time.Second, values, func(v string) bool { return v == "region: eu-central-1\n" })
+	w.waitStatus(t, id, "Healthy")
+}
+
+// The pre-checks stage on the API servers: a Package kapp-controller's
+// rules refuse (its name is not <refName>.<version>) fails the Staging
+// check with the API server's own message, and nothing is applied.
+func TestKubernetesDryRunBlocksActivation(t *testing.T) {
+	w := newKubeWorld(t)
+	w.specPatch = func(spec *bundletest.BundleSpec) {
+		lib := spec.ConfigFiles["server.lib.yml"]
+		spec.ConfigFiles["server.lib.yml"] = strings.Replace(lib, `"package": ss["package"],`,
+			`"package": {"apiVersion": "data.packaging.carvel.dev/v1alpha1", "kind": "Package", "metadata": {"name": "arcturus-registry.example.com.9.9.9"}, "spec": ss["package"]["spec"]},`, 1)
+	}
+	id := w.create(t, w.publish(t, v1))
+	w.waitStatus(t, id, "Unresolved")
+	w.activate(t, id)
+	v := w.waitStatus(t, id, "Unhealthy")
+	require.Equal(t, "inactive", v.LifecycleState, "the activation did not happen")
+	require.Equal(t, "Failed", v.State.PreCheckStatus)
+	found := false
+	for _, rc := range v.State.ResourceChecks {
+		for _, c := range rc.Checks {
+			if rc.Type == "SupervisorService" && c.Name == "Staging" && c.Status == "Failed" &&
+				strings.Contains(c.Message, "metadata.name must be <spec.refName> + '.' + <spec.version>") {
+				found = true
+			}
+		}
+	}
+	require.True(t, found, "the Staging check carries the API server's refusal: %+v", v.State.ResourceChecks)
+	for sup, c := range w.clusters {
+		l, err := c.Dyn.Resource(gvrPkg).Namespace("").List(context.Background(), metav1.ListOptions{})
+		require.NoError(t, err)
+		require.Empty(t, l.Items, "nothing was applied on %s", sup)
+	}
+}
