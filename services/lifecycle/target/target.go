@@ -218,7 +218,7 @@ type Placement struct {
 // Automation, Overlays stay with the Service Manager.
 func Place(kind string, doc map[string]any, name string) (Placement, error) {
 	spec, _ := doc["spec"].(map[string]any)
-	str := func(path ...string) string { return lookupString(spec, path...) }
+	str := func(path ...string) string { return StringAt(spec, path...) }
 	p := Placement{}
 	switch kind {
 	case "SupervisorService":
@@ -228,7 +228,7 @@ func Place(kind string, doc map[string]any, name string) (Placement, error) {
 	case "Secret":
 		p.System, p.PerSupervisor = SystemSupervisor, true
 		meta, _ := doc["metadata"].(map[string]any)
-		p.Identity = lookupString(meta, "name")
+		p.Identity = StringAt(meta, "name")
 	case "VcServiceAccount":
 		p.System, p.Identity = SystemVCenter, str("username")
 	case "GlobalRole", "Role", "RightBundle", "RelyingParty":
@@ -266,7 +266,9 @@ func Place(kind string, doc map[string]any, name string) (Placement, error) {
 	return p, nil
 }
 
-func lookupString(m map[string]any, path ...string) string {
+// StringAt is the string at path in a decoded document, "" when the path
+// is missing or holds something else.
+func StringAt(m map[string]any, path ...string) string {
 	var cur any = m
 	for _, p := range path {
 		mm, ok := cur.(map[string]any)

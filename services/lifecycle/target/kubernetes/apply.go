@@ -274,7 +274,7 @@ func refuseDowngrade(anchor *unstructured.Unstructured, want target.Desired) err
 		return nil
 	}
 	installed, _, _ := unstructured.NestedString(anchor.Object, "status", "version")
-	wanted := str(want.Spec, "spec", "package", "spec", "version")
+	wanted := target.StringAt(want.Spec, "spec", "package", "spec", "version")
 	if installed == "" || wanted == "" || compareVersions(wanted, installed) >= 0 {
 		return nil
 	}

@@ -91,7 +91,7 @@ func readyConditions(ctx context.Context, c *cluster, ns string, doc map[string]
 	out := map[string]string{}
 	for i, raw := range conds {
 		cm, _ := raw.(map[string]any)
-		name := str(cm, "name")
+		name := target.StringAt(cm, "name")
 		sel := mapAt(cm, "supervisorSelector")
 		if name == "" || sel == nil {
 			return nil, "", fmt.Errorf("spec.readyConditions[%d]: name and supervisorSelector are required: %w", i, target.ErrRejected)
@@ -109,7 +109,7 @@ func readyConditions(ctx context.Context, c *cluster, ns string, doc map[string]
 }
 
 func resolveCondition(ctx context.Context, c *cluster, ns, name string, sel map[string]any) (string, string, error) {
-	kind := str(sel, "kind")
+	kind := target.StringAt(sel, "kind")
 	gvr, ok := selectable[kind]
 	if !ok {
 		return "", "", fmt.Errorf("supervisorSelector.kind %q is not one the driver reads (Service, Secret, ConfigMap, Pod, Deployment, Ingress): %w", kind, target.ErrRejected)
@@ -119,15 +119,15 @@ func resolveCondition(ctx context.Context, c *cluster, ns, name string, sel map[
 		terms = append(terms, fmt.Sprintf("%s=%v", k, v))
 	}
 	opts := metav1.ListOptions{LabelSelector: strings.Join(terms, ",")}
-	if n := str(sel, "name"); n != "" {
+	if n := target.StringAt(sel, "name"); n != "" {
 		opts.FieldSelector = "metadata.name=" + n
 	}
 	list, err := c.dyn.Resource(gvr).Namespace(ns).List(ctx, opts)
 	if err != nil {
 		return "", "", unreachable(c.name, err)
 	}
-	what := fmt.Sprintf("ready condition %s (%s %s", name, kind, firstNonEmpty(str(sel, "name"), opts.LabelSelector))
-	path := str(sel, "path")
+	what := fmt.Sprintf("ready condition %s (%s %s", name, kind, firstNonEmpty(target.StringAt(sel, "name"), opts.LabelSelector))
+	path := target.StringAt(sel, "path")
 	if path != "" {
 		what += " " + path
 	}

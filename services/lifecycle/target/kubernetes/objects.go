@@ -99,19 +99,6 @@ func secretName(k target.Key) (ns, name string, err error) {
 	return ns, name, nil
 }
 
-func str(m map[string]any, path ...string) string {
-	var cur any = m
-	for _, p := range path {
-		mm, ok := cur.(map[string]any)
-		if !ok {
-			return ""
-		}
-		cur = mm[p]
-	}
-	s, _ := cur.(string)
-	return s
-}
-
 func mapAt(m map[string]any, path ...string) map[string]any {
 	var cur any = m
 	for _, p := range path {
@@ -160,7 +147,7 @@ func secretObject(doc map[string]any, ns, name string) (*unstructured.Unstructur
 		data[k] = base64.StdEncoding.EncodeToString([]byte(s))
 	}
 	obj := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": docMeta(doc, ns, name), "data": data}
-	if t := str(doc, "type"); t != "" {
+	if t := target.StringAt(doc, "type"); t != "" {
 		obj["type"] = t
 	}
 	if im, ok := doc["immutable"].(bool); ok {
@@ -188,15 +175,15 @@ type ssNames struct {
 }
 
 func supervisorServiceNames(doc map[string]any) (ssNames, error) {
-	n := ssNames{refName: str(doc, "spec", "package", "spec", "refName"), version: str(doc, "spec", "package", "spec", "version")}
+	n := ssNames{refName: target.StringAt(doc, "spec", "package", "spec", "refName"), version: target.StringAt(doc, "spec", "package", "spec", "version")}
 	if n.refName == "" || n.version == "" {
 		return n, fmt.Errorf("SupervisorService: spec.package.spec.refName and spec.package.spec.version are required: %w", target.ErrRejected)
 	}
-	n.pkg = str(doc, "spec", "package", "metadata", "name")
+	n.pkg = target.StringAt(doc, "spec", "package", "metadata", "name")
 	if n.pkg == "" {
 		n.pkg = n.refName + "." + n.version
 	}
-	n.pkgm = str(doc, "spec", "packageMetadata", "metadata", "name")
+	n.pkgm = target.StringAt(doc, "spec", "packageMetadata", "metadata", "name")
 	if n.pkgm == "" {
 		n.pkgm = n.refName
 	}

@@ -248,10 +248,10 @@ func resolveValues(ctx context.Context, c *cluster, ns string, sel map[string]an
 	if sel == nil {
 		return nil, "", nil
 	}
-	if kind := str(sel, "kind"); kind != "" && kind != kindSecret {
+	if kind := target.StringAt(sel, "kind"); kind != "" && kind != kindSecret {
 		return nil, "", fmt.Errorf("spec.values.selector.kind %q: only Secret is supported: %w", kind, target.ErrRejected)
 	}
-	path := str(sel, "path")
+	path := target.StringAt(sel, "path")
 	if path == "" {
 		path = "data.values"
 	}
@@ -264,7 +264,7 @@ func resolveValues(ctx context.Context, c *cluster, ns string, sel map[string]an
 		terms = append(terms, fmt.Sprintf("%s=%v", k, v))
 	}
 	opts := metav1.ListOptions{LabelSelector: strings.Join(terms, ",")}
-	if name := str(sel, "name"); name != "" {
+	if name := target.StringAt(sel, "name"); name != "" {
 		opts.FieldSelector = "metadata.name=" + name
 	}
 	list, err := c.kube.CoreV1().Secrets(ns).List(ctx, opts)

@@ -103,7 +103,7 @@ func (d *Driver) stagedParts(want target.Desired, ns string) ([]part, error) {
 }
 
 func requests(doc map[string]any) (target.Quota, error) {
-	spec := str(doc, "metadata", "annotations", RequestsAnnotation)
+	spec := target.StringAt(doc, "metadata", "annotations", RequestsAnnotation)
 	if spec == "" {
 		return DefaultRequest, nil
 	}
