@@ -48,8 +48,9 @@ func (m *core) startActivation(svc *Service, wantGrants map[string]any, by strin
 	return op, nil
 }
 
-// activateStep runs one step of an activation. Every step renders through
-// the run's cache, so a restarted run renders once again.
+// activateStep runs one step of an activation (and of a reconfiguration,
+// which runs the same steps on an active service). Every step renders
+// through the run's cache, so a restarted run renders once again.
 func (m *core) activateStep(ctx context.Context, r *run, name string) error {
 	b, err := m.loadBundle(r.svc)
 	if err != nil {
@@ -69,5 +70,5 @@ func (m *core) activateStep(ctx context.Context, r *run, name string) error {
 	case "apply":
 		return m.applyRendered(ctx, r.svc, rend, r.svc.Version)
 	}
-	return fmt.Errorf("activate has no step %q", name)
+	return fmt.Errorf("%s has no step %q", r.op.Type, name)
 }

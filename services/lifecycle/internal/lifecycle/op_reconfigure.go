@@ -1,9 +1,6 @@
 package lifecycle
 
-import (
-	"context"
-	"fmt"
-)
+import "context"
 
 // Reconfiguration: an active service's values changed, or a client asked
 // for phase Configuring, Editing or Publishing, or for the new-supervisor
@@ -31,25 +28,8 @@ func (m *core) startReconfigure(svc *Service, phase, by string) *Operation {
 	return op
 }
 
-// reconfigureStep runs one step of a reconfiguration.
+// reconfigureStep runs one step of a reconfiguration: render,
+// compatibility, pre-checks and apply, exactly as an activation does.
 func (m *core) reconfigureStep(ctx context.Context, r *run, name string) error {
-	b, err := m.loadBundle(r.svc)
-	if err != nil {
-		return err
-	}
-	rend, err := m.renderFor(ctx, r, r.svc, b)
-	if err != nil {
-		return err
-	}
-	switch name {
-	case "render":
-		return nil
-	case "compatibility":
-		return m.checkInstall(ctx, r.svc, b, rend)
-	case "prechecks":
-		return m.prechecks(ctx, r.svc, b, rend, r.svc.Version)
-	case "apply":
-		return m.applyRendered(ctx, r.svc, rend, r.svc.Version)
-	}
-	return fmt.Errorf("configure has no step %q", name)
+	return m.activateStep(ctx, r, name)
 }
