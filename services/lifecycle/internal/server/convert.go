@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/base64"
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -11,7 +12,13 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
 
-func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
+// toProto is a service as the REST surface shows it; it fails when the
+// accepted access grants cannot be shown as JSON.
+func toProto(svc *lifecycle.Service) (*lifecyclev1.VcfService, error) {
+	grants, err := structOf(svc.Accepted.AccessGrants)
+	if err != nil {
+		return nil, fmt.Errorf("show the accepted access grants of service %s: %w", svc.ID, err)
+	}
 	return &lifecyclev1.VcfService{
 		Id:             svc.ID,
 		Vendor:         svc.Vendor,
@@ -30,7 +37,7 @@ func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
 		Accepted: &lifecyclev1.Accepted{
 			Eula:         svc.Accepted.EULA,
 			Signatures:   svc.Accepted.Signatures,
-			AccessGrants: structOf(svc.Accepted.AccessGrants),
+			AccessGrants: grants,
 		},
 		Reconfigure:  reconfigureOf(svc.Reconfigure),
 		Labels:       nonNil(svc.Labels),
@@ -43,7 +50,7 @@ func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
 		Revision:     svc.Revision,
 		CreatedAt:    rfc3339(svc.CreatedAt),
 		UpdatedAt:    rfc3339(svc.UpdatedAt),
-	}
+	}, nil
 }
 
 func reconfigureOf(events []string) *lifecyclev1.Reconfigure {
@@ -60,12 +67,14 @@ func rfc3339(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func structOf(m map[string]any) *structpb.Struct {
+// structOf converts a JSON object; a value JSON cannot hold (which the
+// domain never stores, but a bug could) is an error, not an empty object.
+func structOf(m map[string]any) (*structpb.Struct, error) {
 	s, err := structpb.NewStruct(m)
-	if err != nil || s == nil {
-		return &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	if err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
 	}
-	return s
+	return s, nil
 }
 
 func nonNil(m map[string]string) map[string]string {

@@ -41,7 +41,11 @@ func (h *Handler) CreateService(ctx context.Context, req *lifecyclev1.CreateServ
 	if err != nil {
 		return nil, err
 	}
-	return &lifecyclev1.CreateServiceResponse{Service: toProto(svc)}, nil
+	out, err := toProto(svc)
+	if err != nil {
+		return nil, err
+	}
+	return &lifecyclev1.CreateServiceResponse{Service: out}, nil
 }
 
 // ListServices implements GET /v2/vcf-services.
@@ -132,7 +136,11 @@ func (h *Handler) DeleteService(ctx context.Context, req *lifecyclev1.DeleteServ
 		return nil, err
 	}
 	grpcx.SetHTTPCode(ctx, http.StatusAccepted)
-	return &lifecyclev1.DeleteServiceResponse{Service: toProto(svc)}, nil
+	out, err := toProto(svc)
+	if err != nil {
+		return nil, err
+	}
+	return &lifecyclev1.DeleteServiceResponse{Service: out}, nil
 }
 
 // GetServiceState implements GET /v2/vcf-services/{id}/state.
@@ -258,7 +266,11 @@ func (h *Handler) RenderAccessGrants(ctx context.Context, req *lifecyclev1.Rende
 	if err != nil {
 		return nil, err
 	}
-	return &lifecyclev1.RenderAccessGrantsResponse{AccessGrants: structOf(grants)}, nil
+	out, err := structOf(grants)
+	if err != nil {
+		return nil, fmt.Errorf("show the access grants of service %s: %w", req.GetId(), err)
+	}
+	return &lifecyclev1.RenderAccessGrantsResponse{AccessGrants: out}, nil
 }
 
 // RollbackService implements POST /{id}/rollback.
@@ -268,7 +280,11 @@ func (h *Handler) RollbackService(ctx context.Context, req *lifecyclev1.Rollback
 		return nil, err
 	}
 	grpcx.SetHTTPCode(ctx, http.StatusAccepted)
-	return &lifecyclev1.RollbackServiceResponse{Service: toProto(svc)}, nil
+	out, err := toProto(svc)
+	if err != nil {
+		return nil, err
+	}
+	return &lifecyclev1.RollbackServiceResponse{Service: out}, nil
 }
 
 // PreviewUpgrade implements POST /{id}/upgrade-plan.

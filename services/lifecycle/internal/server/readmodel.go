@@ -34,7 +34,10 @@ func newReadModel(m *lifecycle.Manager, sigs *signature.Verifier, x extras) *rea
 
 // view is one service as the REST surface shows it.
 func (rm *readModel) view(ctx context.Context, svc *lifecycle.Service) (*lifecyclev1.VcfService, error) {
-	out := toProto(svc)
+	out, err := toProto(svc)
+	if err != nil {
+		return nil, err
+	}
 	next, err := rm.availableUpgrade(ctx, svc)
 	if err != nil {
 		return nil, err
