@@ -14,6 +14,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
 
 // Handler implements lifecyclev1.LifecycleServiceServer.
@@ -161,7 +162,7 @@ func (h *Handler) GetServiceInventory(ctx context.Context, req *lifecyclev1.GetS
 	if err != nil {
 		return nil, err
 	}
-	return &lifecyclev1.GetServiceInventoryResponse{Inventory: inv}, nil
+	return &lifecyclev1.GetServiceInventoryResponse{Inventory: wire.InventoryProto(inv)}, nil
 }
 
 func (h *Handler) bundleOf(ctx context.Context, id string) (*lifecycle.Service, error) {
@@ -217,7 +218,7 @@ func renderInput(v *lifecyclev1.Values) lifecycle.RenderInput {
 		return in
 	}
 	if v.GetInventory() != nil {
-		in.Inventory = v.GetInventory()
+		in.Inventory = wire.Inventory(v.GetInventory())
 	}
 	set := func(s string) *string {
 		if s == "" {
@@ -345,7 +346,7 @@ func (h *Handler) GetPlatformInventory(ctx context.Context, _ *lifecyclev1.GetPl
 	if err != nil {
 		return nil, err
 	}
-	return &lifecyclev1.GetPlatformInventoryResponse{Inventory: inv}, nil
+	return &lifecyclev1.GetPlatformInventoryResponse{Inventory: wire.InventoryProto(inv)}, nil
 }
 
 // PutPlatformInventory implements PUT /v2/inventory.
@@ -354,7 +355,7 @@ func (h *Handler) PutPlatformInventory(ctx context.Context, req *lifecyclev1.Put
 	if inv == nil {
 		inv = &commonv1.Inventory{}
 	}
-	checks, err := h.m.PutInventory(ctx, inv)
+	checks, err := h.m.PutInventory(ctx, wire.Inventory(inv))
 	if err != nil {
 		return nil, err
 	}
