@@ -31,9 +31,11 @@ import (
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/peers"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/telemetry"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
@@ -321,10 +323,10 @@ func (s *Service) inventoryKubeconfig(supervisor string) string {
 	if err != nil {
 		return ""
 	}
-	for _, r := range inv.GetRegions() {
-		for _, sup := range r.GetSupervisors() {
-			if sup.GetName() == supervisor {
-				return sup.GetKubeconfig()
+	for _, r := range inv.Regions {
+		for _, sup := range r.Supervisors {
+			if sup.Name == supervisor {
+				return sup.Kubeconfig
 			}
 		}
 	}
@@ -354,11 +356,7 @@ func (s *Service) dialPeers(cfg Config, tel *observability.Telemetry) (lifecycle
 	if err != nil {
 		return lifecycle.Peers{}, err
 	}
-	return lifecycle.Peers{
-		Compatibility: compatibilityv1.NewCompatibilityServiceClient(compat),
-		Renderer:      rendererv1.NewRendererServiceClient(rend),
-		Precheck:      precheckv1.NewPrecheckServiceClient(pre),
-	}, nil
+	return peers.New(compat, rend, pre), nil
 }
 
 // loadInventoryFile replaces the stored inventory with the file's, when
@@ -367,17 +365,18 @@ func (s *Service) loadInventoryFile(ctx context.Context, file string) error {
 	if file == "" {
 		return nil
 	}
-	inv, err := LoadInventory(file)
+	p, err := LoadInventory(file)
 	if err != nil {
 		return err
 	}
+	inv := wire.Inventory(p)
 	if err := lifecycle.ValidateInventory(inv); err != nil {
 		return fmt.Errorf("inventory file %s: %w", file, err)
 	}
 	if _, err := s.manager.PutInventory(ctx, inv); err != nil {
 		return fmt.Errorf("inventory file %s: %w", file, err)
 	}
-	s.log.Info("platform inventory loaded", "file", file, "regions", len(inv.GetRegions()))
+	s.log.Info("platform inventory loaded", "file", file, "regions", len(inv.Regions))
 	return nil
 }
 

@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -15,19 +14,19 @@ func TestNamespace(t *testing.T) {
 	require.Equal(t, "svc-arcturus-galaxy-com", Namespace("Arcturus.Galaxy.com"))
 }
 
-func doc(kind, name, supervisor, yaml string) *commonv1.Resource {
-	return &commonv1.Resource{ApiVersion: "services.vcfa.broadcom.com/v2", Kind: kind, Name: name, Supervisor: supervisor, Yaml: []byte(yaml)}
+func doc(kind, name, supervisor, yaml string) *Document {
+	return &Document{APIVersion: "services.vcfa.broadcom.com/v2", Kind: kind, Name: name, Supervisor: supervisor, YAML: []byte(yaml)}
 }
 
 func TestResourcesFrom(t *testing.T) {
 	svc := &Service{ID: "svc-1", Namespace: "svc-arcturus"}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	docs := []*commonv1.Resource{
+	docs := []*Document{
 		doc("SupervisorService", "arcturus-install", "sv1", "kind: SupervisorService\nspec:\n  supervisor: sv1\n  package:\n    spec:\n      refName: arcturus.example.com\n"),
 		doc("SupervisorService", "arcturus-install", "sv2", "kind: SupervisorService\nspec:\n  supervisor: sv2\n  package:\n    spec:\n      refName: arcturus.example.com\n"),
 		doc("GlobalRole", "arcturus-admin", "", "kind: GlobalRole\nspec:\n  name: Arcturus Administrator\n"),
 		doc("VcServiceAccount", "vc-sa", "", "kind: VcServiceAccount\nspec:\n  username: svc-arcturus\n  vcenter: vc1.example.com\n"),
-		{ApiVersion: "v1", Kind: "Secret", Name: "hook-ca", Yaml: []byte("kind: Secret\nmetadata:\n  name: hook-ca\nstringData:\n  ca.crt: PEM\n")},
+		{APIVersion: "v1", Kind: "Secret", Name: "hook-ca", YAML: []byte("kind: Secret\nmetadata:\n  name: hook-ca\nstringData:\n  ca.crt: PEM\n")},
 	}
 	res, err := resourcesFrom(svc, "1.0.0", docs, []string{"sv1", "sv2"}, now)
 	require.NoError(t, err)
@@ -44,9 +43,9 @@ func TestResourcesFrom(t *testing.T) {
 	require.Equal(t, target.Key{System: target.SystemVCenter, Scope: "vc1.example.com", Kind: "VcServiceAccount", Identity: "svc-arcturus"}, byID["VcServiceAccount//vc-sa"].Target)
 	require.Equal(t, target.SecretIdentity("svc-arcturus", "hook-ca"), byID["Secret/sv2/hook-ca"].Target.Identity)
 
-	_, err = resourcesFrom(svc, "1.0.0", []*commonv1.Resource{docs[2], docs[2]}, nil, now)
+	_, err = resourcesFrom(svc, "1.0.0", []*Document{docs[2], docs[2]}, nil, now)
 	require.ErrorIs(t, err, ErrInvalidArgument, "duplicates are refused")
-	_, err = resourcesFrom(svc, "1.0.0", []*commonv1.Resource{doc("SupervisorService", "x", "", "kind: SupervisorService\n")}, nil, now)
+	_, err = resourcesFrom(svc, "1.0.0", []*Document{doc("SupervisorService", "x", "", "kind: SupervisorService\n")}, nil, now)
 	require.ErrorIs(t, err, ErrInvalidArgument, "a Supervisor kind needs its Supervisor")
 }
 
@@ -108,14 +107,14 @@ func TestOverlaySelectors(t *testing.T) {
 	require.False(t, ok, "labels must match")
 }
 
-func twoRegions() *commonv1.Inventory {
-	return &commonv1.Inventory{Regions: []*commonv1.Region{
-		{Name: "us-west-1", Supervisors: []*commonv1.Supervisor{{Name: "sv-w1"}, {Name: "sv-w2"}}},
-		{Name: "eu-central-1", Supervisors: []*commonv1.Supervisor{{Name: "sv-eu"}}},
+func twoRegions() *Inventory {
+	return &Inventory{Regions: []Region{
+		{Name: "us-west-1", Supervisors: []Supervisor{{Name: "sv-w1"}, {Name: "sv-w2"}}},
+		{Name: "eu-central-1", Supervisors: []Supervisor{{Name: "sv-eu"}}},
 	}}
 }
 
-func linked(d *commonv1.Resource, region string) *commonv1.Resource {
+func linked(d *Document, region string) *Document {
 	d.Labels = map[string]string{LinkRegionLabel: region}
 	return d
 }
@@ -127,21 +126,21 @@ func TestServiceSupervisors(t *testing.T) {
 	role := doc("GlobalRole", "admin", "", "kind: GlobalRole\n")
 	cases := []struct {
 		name string
-		docs []*commonv1.Resource
+		docs []*Document
 		want []string
 	}{
-		{"named by spec.supervisor only", []*commonv1.Resource{doc("SupervisorService", "s", "sv-eu", ""), role}, []string{"sv-eu"}},
-		{"a region link brings every Supervisor of the region", []*commonv1.Resource{linked(doc("GlobalRole", "a", "", ""), "us-west-1")}, []string{"sv-w1", "sv-w2"}},
-		{"named plus linked", []*commonv1.Resource{doc("SupervisorService", "s", "sv-eu", ""), linked(doc("UserInterfacePlugin", "u", "", ""), "us-west-1")}, []string{"sv-eu", "sv-w1", "sv-w2"}},
-		{"nothing named or linked: every Supervisor", []*commonv1.Resource{role}, []string{"sv-eu", "sv-w1", "sv-w2"}},
-		{"a link to an unknown region adds none", []*commonv1.Resource{linked(doc("GlobalRole", "a", "", ""), "mars")}, []string{}},
+		{"named by spec.supervisor only", []*Document{doc("SupervisorService", "s", "sv-eu", ""), role}, []string{"sv-eu"}},
+		{"a region link brings every Supervisor of the region", []*Document{linked(doc("GlobalRole", "a", "", ""), "us-west-1")}, []string{"sv-w1", "sv-w2"}},
+		{"named plus linked", []*Document{doc("SupervisorService", "s", "sv-eu", ""), linked(doc("UserInterfacePlugin", "u", "", ""), "us-west-1")}, []string{"sv-eu", "sv-w1", "sv-w2"}},
+		{"nothing named or linked: every Supervisor", []*Document{role}, []string{"sv-eu", "sv-w1", "sv-w2"}},
+		{"a link to an unknown region adds none", []*Document{linked(doc("GlobalRole", "a", "", ""), "mars")}, []string{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			require.Equal(t, c.want, serviceSupervisors(c.docs, inv))
 		})
 	}
-	require.Empty(t, serviceSupervisors([]*commonv1.Resource{role}, &commonv1.Inventory{}))
+	require.Empty(t, serviceSupervisors([]*Document{role}, &Inventory{}))
 }
 
 // A service made only of VCF Automation kinds with a region-linked Secret
@@ -149,10 +148,10 @@ func TestServiceSupervisors(t *testing.T) {
 // (issue 16 §2), and every resource has a namespace (§5).
 func TestSecretsReachTheirNamespace(t *testing.T) {
 	svc := &Service{ID: "svc-1", Namespace: "svc-arcturus"}
-	rend := &rendered{Inventory: twoRegions(), Resources: []*commonv1.Resource{
+	rend := &rendered{Inventory: twoRegions(), Resources: []*Document{
 		linked(doc("GlobalRole", "admin", "", "kind: GlobalRole\nspec:\n  name: Admin\n"), "us-west-1"),
 		doc("UserInterfacePlugin", "ui", "", "kind: UserInterfacePlugin\nspec:\n  image: x\n"),
-		linked(&commonv1.Resource{ApiVersion: "v1", Kind: "Secret", Name: "hook-ca", Yaml: []byte("kind: Secret\nmetadata:\n  name: hook-ca\n")}, "us-west-1"),
+		linked(&Document{APIVersion: "v1", Kind: "Secret", Name: "hook-ca", YAML: []byte("kind: Secret\nmetadata:\n  name: hook-ca\n")}, "us-west-1"),
 	}}
 	res, err := resourcesFrom(svc, "1.0.0", rend.Resources, rend.supervisors(), time.Now())
 	require.NoError(t, err)

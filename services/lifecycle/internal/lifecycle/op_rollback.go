@@ -143,12 +143,12 @@ func (m *core) checkSupervisorServiceDowngrade(ctx context.Context, svc *Service
 	}
 	previous := map[string]string{}
 	for _, d := range rend.Resources {
-		if d.GetKind() != "SupervisorService" {
+		if d.Kind != "SupervisorService" {
 			continue
 		}
 		var doc map[string]any
-		if yaml.Unmarshal(d.GetYaml(), &doc) == nil {
-			previous[d.GetSupervisor()+"/"+packageRef(doc)] = packageVersionOf(doc)
+		if yaml.Unmarshal(d.YAML, &doc) == nil {
+			previous[d.Supervisor+"/"+packageRef(doc)] = packageVersionOf(doc)
 		}
 	}
 	var refused []string

@@ -7,10 +7,8 @@ import (
 	"sort"
 	"strings"
 
-	"google.golang.org/protobuf/types/known/structpb"
 	"sigs.k8s.io/yaml"
 
-	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -196,31 +194,28 @@ func (m *core) withOverlay(ctx context.Context, r *Resource, idx *overlayIndex) 
 	if err != nil {
 		return nil, target.StatusUnhealthy, fmt.Sprintf("Failed to apply overlay: %v", err), false
 	}
-	req := &rendererv1.ApplyOverlayRequest{RuntimeSpecYaml: specYAML, Mode: mode, OverlayReady: ready, OverlayName: label}
+	req := OverlayRequest{RuntimeSpecYAML: specYAML, Mode: mode, OverlayReady: ready, OverlayName: label}
 	if ro != nil {
-		req.Overlay = ro.template
-		if vals, err := structpb.NewStruct(ro.values); err == nil {
-			req.Values = vals
-		}
+		req.Overlay, req.Values = ro.template, ro.values
 	}
 	resp, err := m.peers.Renderer.ApplyOverlay(ctx, req)
 	if err != nil {
-		return nil, target.StatusBusy, fmt.Sprintf("Waiting for the renderer to apply overlay %q: %v", label, peerError("renderer", err)), false
+		return nil, target.StatusBusy, fmt.Sprintf("Waiting for the renderer to apply overlay %q: %v", label, err), false
 	}
-	switch resp.GetStatus() {
+	switch resp.Status {
 	case target.StatusBusy, target.StatusUnhealthy:
-		return nil, resp.GetStatus(), resp.GetMessage(), false
+		return nil, resp.Status, resp.Message, false
 	}
 	out := map[string]any{}
 	for k, v := range r.Doc {
 		out[k] = v
 	}
-	if resp.GetApplied() {
+	if resp.Applied {
 		var newSpec map[string]any
-		if err := yaml.Unmarshal(resp.GetRuntimeSpecYaml(), &newSpec); err != nil {
+		if err := yaml.Unmarshal(resp.RuntimeSpecYAML, &newSpec); err != nil {
 			return nil, target.StatusUnhealthy, fmt.Sprintf("Failed to apply overlay: the transformed spec is not YAML: %v", err), false
 		}
 		out["spec"] = newSpec
 	}
-	return out, target.StatusHealthy, resp.GetMessage(), true
+	return out, target.StatusHealthy, resp.Message, true
 }

@@ -7,40 +7,38 @@ import (
 	"sort"
 	"strings"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
 // Inventory returns the platform inventory.
-func (m *Manager) Inventory(ctx context.Context) (*commonv1.Inventory, error) {
+func (m *Manager) Inventory(ctx context.Context) (*Inventory, error) {
 	return m.repo.Inventory(ctx)
 }
 
 // ValidateInventory checks the fields api.md marks required.
-func ValidateInventory(inv *commonv1.Inventory) error {
+func ValidateInventory(inv *Inventory) error {
 	regions := map[string]bool{}
 	sups := map[string]bool{}
-	for i, r := range inv.GetRegions() {
+	for i, r := range inv.regions() {
 		where := fmt.Sprintf("inventory.regions[%d]", i)
-		if r.GetName() == "" {
+		if r.Name == "" {
 			return fmt.Errorf("%s.name is required: %w", where, ErrInvalidArgument)
 		}
-		if regions[r.GetName()] {
-			return fmt.Errorf("%s: region %q appears twice: %w", where, r.GetName(), ErrInvalidArgument)
+		if regions[r.Name] {
+			return fmt.Errorf("%s: region %q appears twice: %w", where, r.Name, ErrInvalidArgument)
 		}
-		regions[r.GetName()] = true
-		for j, s := range r.GetSupervisors() {
+		regions[r.Name] = true
+		for j, s := range r.Supervisors {
 			w := fmt.Sprintf("%s.supervisors[%d]", where, j)
-			for field, v := range map[string]string{"name": s.GetName(), "id": s.GetId(), "version": s.GetVersion()} {
+			for field, v := range map[string]string{"name": s.Name, "id": s.ID, "version": s.Version} {
 				if v == "" {
 					return fmt.Errorf("%s.%s is required: %w", w, field, ErrInvalidArgument)
 				}
 			}
-			if sups[s.GetName()] {
-				return fmt.Errorf("%s: supervisor %q appears twice: %w", w, s.GetName(), ErrInvalidArgument)
+			if sups[s.Name] {
+				return fmt.Errorf("%s: supervisor %q appears twice: %w", w, s.Name, ErrInvalidArgument)
 			}
-			sups[s.GetName()] = true
+			sups[s.Name] = true
 		}
 	}
 	return nil
@@ -58,7 +56,7 @@ type SupervisorUpgradeCheck struct {
 type ServiceVerdict struct {
 	ID, Name, Version string
 	Blocked           bool
-	Results           []*commonv1.CheckResult
+	Results           []CheckResult
 }
 
 // PutInventory replaces the platform inventory. Every Supervisor whose
@@ -66,7 +64,7 @@ type ServiceVerdict struct {
 // installed on it, and the outcome is recorded on each affected service's
 // errorDetails. New Supervisors trigger services that asked for
 // reconfiguration on new-supervisor events.
-func (m *Manager) PutInventory(ctx context.Context, inv *commonv1.Inventory) ([]*SupervisorUpgradeCheck, error) {
+func (m *Manager) PutInventory(ctx context.Context, inv *Inventory) ([]*SupervisorUpgradeCheck, error) {
 	if err := ValidateInventory(inv); err != nil {
 		return nil, err
 	}
@@ -80,15 +78,15 @@ func (m *Manager) PutInventory(ctx context.Context, inv *commonv1.Inventory) ([]
 	before := supervisorsByName(old)
 	var checks []*SupervisorUpgradeCheck
 	added := false
-	for _, r := range inv.GetRegions() {
-		for _, s := range r.GetSupervisors() {
-			prev, ok := before[s.GetName()]
+	for _, r := range inv.regions() {
+		for _, s := range r.Supervisors {
+			prev, ok := before[s.Name]
 			if !ok {
 				added = true
 				continue
 			}
-			if version.Compare(s.GetVersion(), prev.GetVersion()) > 0 || (s.GetKubernetesVersion() != "" && version.Compare(s.GetKubernetesVersion(), prev.GetKubernetesVersion()) > 0) {
-				chk, err := m.evaluateSupervisor(ctx, s.GetName(), s.GetVersion(), s.GetKubernetesVersion())
+			if version.Compare(s.Version, prev.Version) > 0 || (s.KubernetesVersion != "" && version.Compare(s.KubernetesVersion, prev.KubernetesVersion) > 0) {
+				chk, err := m.evaluateSupervisor(ctx, s.Name, s.Version, s.KubernetesVersion)
 				if err != nil {
 					return nil, err
 				}
@@ -120,16 +118,16 @@ func (m *Manager) CheckSupervisorUpgrade(ctx context.Context, supervisor, target
 		return nil, fmt.Errorf("supervisor %q is not in the platform inventory: %w", supervisor, ErrNotFound)
 	}
 	if targetK8s == "" {
-		targetK8s = sup.GetKubernetesVersion()
+		targetK8s = sup.KubernetesVersion
 	}
-	return m.evaluateSupervisor(ctx, sup.GetName(), targetVersion, targetK8s)
+	return m.evaluateSupervisor(ctx, sup.Name, targetVersion, targetK8s)
 }
 
 // evaluateSupervisor runs the compatibility service over the services
 // with resources on a Supervisor.
 func (m *core) evaluateSupervisor(ctx context.Context, supervisor, version, k8s string) (*SupervisorUpgradeCheck, error) {
 	chk := &SupervisorUpgradeCheck{Supervisor: supervisor, TargetVersion: version}
-	var pkgs []*compatibilityv1.PackageVersion
+	var pkgs []PackageVersion
 	var svcs []*Service
 	for _, svc := range m.repo.Services(ctx) {
 		if svc.Digest == "" || svc.LifecycleState == StateDecommissioned || svc.LifecycleState == StateInactive && svc.Status != StatusHealthy {
@@ -152,18 +150,15 @@ func (m *core) evaluateSupervisor(ctx context.Context, supervisor, version, k8s 
 	if len(pkgs) == 0 {
 		return chk, nil
 	}
-	resp, err := m.peers.Compatibility.EvaluateSupervisorUpgrade(ctx, &compatibilityv1.EvaluateSupervisorUpgradeRequest{
-		Target:   &compatibilityv1.Environment{Supervisor: supervisor, SupervisorVersion: version, KubernetesVersion: k8s},
-		Packages: pkgs,
-	})
+	verdicts, err := m.peers.Compatibility.EvaluateSupervisorUpgrade(ctx, Environment{Supervisor: supervisor, SupervisorVersion: version, KubernetesVersion: k8s}, pkgs)
 	if err != nil {
-		return nil, peerError("compatibility", err)
+		return nil, err
 	}
-	for i, ev := range resp.GetEvaluations() {
+	for i, ev := range verdicts {
 		if i >= len(svcs) {
 			break
 		}
-		v := ServiceVerdict{ID: svcs[i].ID, Name: svcs[i].Name, Version: svcs[i].Version, Blocked: ev.GetBlocked(), Results: ev.GetResults()}
+		v := ServiceVerdict{ID: svcs[i].ID, Name: svcs[i].Name, Version: svcs[i].Version, Blocked: ev.Blocked, Results: ev.Results}
 		chk.Blocked = chk.Blocked || v.Blocked
 		chk.Services = append(chk.Services, v)
 	}
@@ -186,13 +181,13 @@ func (m *core) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgrade
 			s.ErrorDetails = kept
 			for _, r := range v.Results {
 				sev := SeverityInfo
-				switch strings.ToUpper(r.GetSeverity()) {
+				switch strings.ToUpper(r.Severity) {
 				case "ERROR":
 					sev = SeverityError
 				case "WARNING":
 					sev = SeverityWarn
 				}
-				s.ErrorDetails = append(s.ErrorDetails, ErrorDetail{Type: ErrTypeConfiguration, Severity: sev, Message: prefix + r.GetMessage()})
+				s.ErrorDetails = append(s.ErrorDetails, ErrorDetail{Type: ErrTypeConfiguration, Severity: sev, Message: prefix + r.Message})
 			}
 			return nil
 		})

@@ -3,10 +3,6 @@ package lifecycle
 import (
 	"context"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
-	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
-	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
@@ -23,7 +19,7 @@ type Repository interface {
 	Operation(ctx context.Context, serviceID, opID string) (*Operation, error)
 	UnfinishedOperations(ctx context.Context) ([]*Operation, error)
 	Catalog(ctx context.Context, name string) ([]*CatalogEntry, error)
-	Inventory(ctx context.Context) (*commonv1.Inventory, error)
+	Inventory(ctx context.Context) (*Inventory, error)
 }
 
 // Tx is a transactional view of the repository.
@@ -43,7 +39,7 @@ type Tx interface {
 	PutOperation(op *Operation) error
 	Catalog(name string) ([]*CatalogEntry, error)
 	PutCatalog(e *CatalogEntry) error
-	PutInventory(inv *commonv1.Inventory) error
+	PutInventory(inv *Inventory) error
 }
 
 // Bundles fetches and keeps bundles (package bundle, which owns the
@@ -57,9 +53,39 @@ type Bundles interface {
 	Remove(digest string) error
 }
 
-// Peers are the other services, reached over gRPC.
+// Peers are the other services (internal/peers adapts their gRPC
+// clients). Their errors are domain errors: ErrInvalidArgument for a bad
+// bundle or bad values, ErrUnavailable for a peer that is down,
+// ErrNotFound, or the context's error.
 type Peers struct {
-	Compatibility compatibilityv1.CompatibilityServiceClient
-	Renderer      rendererv1.RendererServiceClient
-	Precheck      precheckv1.PrecheckServiceClient
+	Compatibility Compatibility
+	Renderer      Renderer
+	Precheck      Precheck
+}
+
+// Renderer renders bundles with value layers.
+type Renderer interface {
+	RenderResources(ctx context.Context, req RenderRequest) (*Rendering, error)
+	RenderEffectiveValues(ctx context.Context, req RenderRequest) (*EffectiveValues, error)
+	RenderAccessGrants(ctx context.Context, req RenderRequest) (map[string]any, error)
+	ApplyOverlay(ctx context.Context, req OverlayRequest) (*OverlayResult, error)
+}
+
+// Compatibility validates packages and evaluates version constraints.
+type Compatibility interface {
+	ValidatePackage(ctx context.Context, req PackageValidation) (*Validation, error)
+	EvaluateInstall(ctx context.Context, pkg PackageVersion, envs []Environment) (*Verdict, error)
+	EvaluateUpgrade(ctx context.Context, installed, target PackageVersion, envs []Environment) (*Verdict, error)
+	// EvaluateSupervisorUpgrade returns one verdict per package, in order.
+	EvaluateSupervisorUpgrade(ctx context.Context, target Environment, pkgs []PackageVersion) ([]Verdict, error)
+	// PlanUpgradePath returns the versions to go through; found is false
+	// when there is no legal path.
+	PlanUpgradePath(ctx context.Context, req PathRequest) (path []string, found bool, err error)
+}
+
+// Precheck runs pre-check hooks and dynamic pre-checks.
+type Precheck interface {
+	// DispatchHooks returns one result per request.
+	DispatchHooks(ctx context.Context, reqs []HookRequest) ([]HookResult, error)
+	RunDynamicPrechecks(ctx context.Context, req PrecheckRequest) (*PreCheckReport, error)
 }

@@ -7,8 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
@@ -25,7 +23,7 @@ const (
 type UpgradePlan struct {
 	FromVersion, ToVersion string
 	Allowed                bool
-	Compatibility          []*commonv1.CheckResult
+	Compatibility          []CheckResult
 	Hook                   *HookReport
 	Dynamic                *PreCheckReport
 	ConfigurationErrors    []string
@@ -38,7 +36,7 @@ type UpgradePlan struct {
 type HookReport struct {
 	Configured bool
 	Endpoint   string
-	Results    []*commonv1.CheckResult
+	Results    []CheckResult
 	Failure    string
 	Blocked    bool
 }
@@ -185,8 +183,8 @@ func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeV
 	}
 	plan.Compatibility = results
 	for _, r := range results {
-		if strings.EqualFold(r.GetSeverity(), "ERROR") {
-			plan.block(r.GetMessage())
+		if strings.EqualFold(r.Severity, "ERROR") {
+			plan.block(r.Message)
 		}
 	}
 	if !plan.Allowed {
@@ -201,8 +199,8 @@ func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeV
 		plan.block("pre-check hook: " + hook.Failure)
 	}
 	for _, r := range hook.Results {
-		if strings.EqualFold(r.GetSeverity(), "ERROR") {
-			plan.block("pre-check hook: " + r.GetMessage())
+		if strings.EqualFold(r.Severity, "ERROR") {
+			plan.block("pre-check hook: " + r.Message)
 		}
 	}
 	report, err := m.dynamicPrechecks(ctx, u.next, u.nb, rend, u.to)
@@ -230,7 +228,7 @@ func (m *core) suggestPath(ctx context.Context, svc *Service, ob *bundle.Bundle,
 	if !version.IsSemver(svc.Version) {
 		return nil
 	}
-	var avail []*compatibilityv1.PackageVersion
+	var avail []PackageVersion
 	for _, e := range entries {
 		// Path planning works on semantic versions only.
 		if e.Digest == "" || e.Status != StatusReady || !version.IsSemver(e.Version) {
@@ -246,11 +244,11 @@ func (m *core) suggestPath(ctx context.Context, svc *Service, ob *bundle.Bundle,
 	if err != nil {
 		return nil
 	}
-	resp, err := m.peers.Compatibility.PlanUpgradePath(ctx, &compatibilityv1.PlanUpgradePathRequest{
+	path, found, err := m.peers.Compatibility.PlanUpgradePath(ctx, PathRequest{
 		Installed: packageVersion(ob, svc.Version, svc.BuiltIn), Available: avail, TargetVersion: toVersion, Environments: envs,
 	})
-	if err != nil || !resp.GetFound() {
+	if err != nil || !found {
 		return nil
 	}
-	return resp.GetPath()
+	return path
 }

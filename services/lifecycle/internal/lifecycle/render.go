@@ -7,15 +7,13 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
 // RenderInput overrides the stored layers for a preview; nil fields take
 // the service's stored values and the platform inventory.
 type RenderInput struct {
-	Inventory       *commonv1.Inventory
+	Inventory       *Inventory
 	PlatformOverlay *string
 	VendorOverlay   *string
 	UserOverwrite   *string
@@ -31,16 +29,11 @@ func (m *Manager) RenderEffectiveValues(ctx context.Context, id string, in Rende
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.peers.Renderer.RenderEffectiveValues(ctx, &rendererv1.RenderEffectiveValuesRequest{Bundle: bundleProto(b), Values: layers, Expanded: expanded})
+	out, err := m.peers.Renderer.RenderEffectiveValues(ctx, RenderRequest{Bundle: b, Values: layers, Expanded: expanded})
 	if err != nil {
-		return nil, peerError("renderer", err)
+		return nil, err
 	}
-	return resp.GetYaml(), nil
-}
-
-// Provenance is the layer that set one leaf of the effective values.
-type Provenance struct {
-	Path, Layer, Value string
+	return out.YAML, nil
 }
 
 // RenderValueProvenance previews which layer sets every effective value.
@@ -53,15 +46,14 @@ func (m *Manager) RenderValueProvenance(ctx context.Context, id string, in Rende
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.peers.Renderer.RenderEffectiveValues(ctx, &rendererv1.RenderEffectiveValuesRequest{Bundle: bundleProto(b), Values: layers, Expanded: expanded, Provenance: true})
+	out, err := m.peers.Renderer.RenderEffectiveValues(ctx, RenderRequest{Bundle: b, Values: layers, Expanded: expanded, Provenance: true})
 	if err != nil {
-		return nil, peerError("renderer", err)
+		return nil, err
 	}
-	out := make([]Provenance, 0, len(resp.GetProvenance()))
-	for _, p := range resp.GetProvenance() {
-		out = append(out, Provenance{Path: p.GetPath(), Layer: p.GetLayer(), Value: p.GetValue()})
+	if out.Provenance == nil {
+		return []Provenance{}, nil
 	}
-	return out, nil
+	return out.Provenance, nil
 }
 
 // RenderResources previews the custom resources (YAML).

@@ -9,7 +9,6 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -17,7 +16,7 @@ import (
 // records owned by version. Secrets go into the service's namespace on
 // every Supervisor the service runs on (sups, by serviceSupervisors), or
 // stay with the Service Manager when the inventory has no Supervisor.
-func resourcesFrom(svc *Service, version string, docs []*commonv1.Resource, sups []string, now time.Time) ([]*Resource, error) {
+func resourcesFrom(svc *Service, version string, docs []*Document, sups []string, now time.Time) ([]*Resource, error) {
 	parsed, err := parseDocs(docs)
 	if err != nil {
 		return nil, err
@@ -31,12 +30,12 @@ type parsedDoc struct {
 	hash string
 }
 
-func parseDocs(docs []*commonv1.Resource) ([]parsedDoc, error) {
+func parseDocs(docs []*Document) ([]parsedDoc, error) {
 	parsed := make([]parsedDoc, len(docs))
 	for i, d := range docs {
 		var m map[string]any
-		if err := yaml.Unmarshal(d.GetYaml(), &m); err != nil {
-			return nil, fmt.Errorf("rendered %s %q (document %d): %w", d.GetKind(), d.GetName(), d.GetIndex(), err)
+		if err := yaml.Unmarshal(d.YAML, &m); err != nil {
+			return nil, fmt.Errorf("rendered %s %q (document %d): %w", d.Kind, d.Name, d.Index, err)
 		}
 		parsed[i] = parsedDoc{doc: m, hash: docHash(m)}
 	}
@@ -45,7 +44,7 @@ func parseDocs(docs []*commonv1.Resource) ([]parsedDoc, error) {
 
 // placeResources places parsed documents; each record gets its own copy
 // of its document (parsed documents are shared by the steps of a run).
-func placeResources(svc *Service, version string, docs []*commonv1.Resource, parsed []parsedDoc, sups []string, now time.Time) ([]*Resource, error) {
+func placeResources(svc *Service, version string, docs []*Document, parsed []parsedDoc, sups []string, now time.Time) ([]*Resource, error) {
 	var out []*Resource
 	seen := map[string]bool{}
 	add := func(r *Resource) error {
@@ -58,17 +57,17 @@ func placeResources(svc *Service, version string, docs []*commonv1.Resource, par
 	}
 	for i, d := range docs {
 		doc, hash := copyJSON(parsed[i].doc).(map[string]any), parsed[i].hash
-		place, err := target.Place(d.GetKind(), doc, d.GetName())
+		place, err := target.Place(d.Kind, doc, d.Name)
 		if err != nil {
-			return nil, fmt.Errorf("rendered document %d: %w: %w", d.GetIndex(), err, ErrInvalidArgument)
+			return nil, fmt.Errorf("rendered document %d: %w: %w", d.Index, err, ErrInvalidArgument)
 		}
 		// Every resource's custom resource lives in the service's namespace
 		// (docs/decisions.md, "Resource namespaces"); for Secrets and
 		// Supervisor kinds it is also their namespace on the Supervisor.
 		base := Resource{
 			Namespace: svc.Namespace,
-			ServiceID: svc.ID, Kind: d.GetKind(), APIVersion: d.GetApiVersion(), Name: d.GetName(),
-			Region: d.GetRegion(), Supervisor: d.GetSupervisor(), Doc: doc, Hash: hash,
+			ServiceID: svc.ID, Kind: d.Kind, APIVersion: d.APIVersion, Name: d.Name,
+			Region: d.Region, Supervisor: d.Supervisor, Doc: doc, Hash: hash,
 			OwnerVersion: version, Status: target.StatusBusy, Message: "Waiting to be applied", LastModified: now,
 		}
 		switch {
@@ -81,30 +80,30 @@ func placeResources(svc *Service, version string, docs []*commonv1.Resource, par
 			for _, sup := range scopes {
 				r := base
 				r.Supervisor = sup
-				r.ID = d.GetKind() + "/" + sup + "/" + d.GetName()
-				r.Target = target.Key{System: system, Scope: sup, Kind: d.GetKind(), Identity: target.SecretIdentity(svc.Namespace, place.Identity)}
+				r.ID = d.Kind + "/" + sup + "/" + d.Name
+				r.Target = target.Key{System: system, Scope: sup, Kind: d.Kind, Identity: target.SecretIdentity(svc.Namespace, place.Identity)}
 				if err := add(&r); err != nil {
 					return nil, err
 				}
 			}
 			continue
 		case place.System == target.SystemSupervisor:
-			if d.GetSupervisor() == "" {
-				return nil, fmt.Errorf("rendered %s %q has no spec.supervisor: Supervisor resources must name their Supervisor: %w", d.GetKind(), d.GetName(), ErrInvalidArgument)
+			if d.Supervisor == "" {
+				return nil, fmt.Errorf("rendered %s %q has no spec.supervisor: Supervisor resources must name their Supervisor: %w", d.Kind, d.Name, ErrInvalidArgument)
 			}
-			base.Target = target.Key{System: place.System, Scope: d.GetSupervisor(), Kind: d.GetKind(), Identity: place.Identity}
+			base.Target = target.Key{System: place.System, Scope: d.Supervisor, Kind: d.Kind, Identity: place.Identity}
 		case place.System == target.SystemVCenter:
 			spec, _ := doc["spec"].(map[string]any)
 			scope, _ := spec["vcenter"].(string)
 			if scope == "" {
-				scope = d.GetRegion()
+				scope = d.Region
 			}
-			base.Target = target.Key{System: place.System, Scope: scope, Kind: d.GetKind(), Identity: place.Identity}
+			base.Target = target.Key{System: place.System, Scope: scope, Kind: d.Kind, Identity: place.Identity}
 		default:
-			base.Target = target.Key{System: place.System, Kind: d.GetKind(), Identity: place.Identity}
+			base.Target = target.Key{System: place.System, Kind: d.Kind, Identity: place.Identity}
 		}
 		r := base
-		r.ID = d.GetKind() + "/" + r.Supervisor + "/" + d.GetName()
+		r.ID = d.Kind + "/" + r.Supervisor + "/" + d.Name
 		if err := add(&r); err != nil {
 			return nil, err
 		}

@@ -3,18 +3,16 @@ package lifecycle
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
-	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
 // environments are the Supervisors the service runs on (serviceSupervisors),
 // with their versions from the inventory the render used.
-func (m *core) environments(ctx context.Context, rend *rendered) ([]*compatibilityv1.Environment, error) {
+func (m *core) environments(ctx context.Context, rend *rendered) ([]Environment, error) {
 	inv := rend.Inventory
 	if inv == nil {
 		var err error
@@ -23,24 +21,24 @@ func (m *core) environments(ctx context.Context, rend *rendered) ([]*compatibili
 		}
 	}
 	byName := supervisorsByName(inv)
-	var envs []*compatibilityv1.Environment
+	var envs []Environment
 	for _, name := range serviceSupervisors(rend.Resources, inv) {
 		sup, ok := byName[name]
 		if !ok {
 			return nil, blocked(ErrTypeInstall, fmt.Errorf("rendered resources target Supervisor %q, which is not in the platform inventory (GET /v2/inventory)", name))
 		}
-		envs = append(envs, &compatibilityv1.Environment{Supervisor: name, SupervisorVersion: sup.GetVersion(), KubernetesVersion: sup.GetKubernetesVersion()})
+		envs = append(envs, Environment{Supervisor: name, SupervisorVersion: sup.Version, KubernetesVersion: sup.KubernetesVersion})
 	}
 	return envs, nil
 }
 
-func supervisorsByName(inv *commonv1.Inventory) map[string]*commonv1.Supervisor {
-	out := map[string]*commonv1.Supervisor{}
-	for _, r := range inv.GetRegions() {
-		for _, s := range r.GetSupervisors() {
-			out[s.GetName()] = s
-			if s.GetId() != "" {
-				out[s.GetId()] = s
+func supervisorsByName(inv *Inventory) map[string]Supervisor {
+	out := map[string]Supervisor{}
+	for _, r := range inv.regions() {
+		for _, s := range r.Supervisors {
+			out[s.Name] = s
+			if s.ID != "" {
+				out[s.ID] = s
 			}
 		}
 	}
@@ -49,17 +47,17 @@ func supervisorsByName(inv *commonv1.Inventory) map[string]*commonv1.Supervisor 
 
 // resultDetails turns compatibility results into error details; ERRORs
 // block.
-func resultDetails(results []*commonv1.CheckResult) (details []ErrorDetail, blockers []string) {
+func resultDetails(results []CheckResult) (details []ErrorDetail, blockers []string) {
 	for _, res := range results {
 		sev := SeverityInfo
-		switch strings.ToUpper(res.GetSeverity()) {
+		switch strings.ToUpper(res.Severity) {
 		case "ERROR":
 			sev = SeverityError
-			blockers = append(blockers, res.GetMessage())
+			blockers = append(blockers, res.Message)
 		case "WARNING":
 			sev = SeverityWarn
 		}
-		details = append(details, ErrorDetail{Type: ErrTypeInstall, Severity: sev, Message: res.GetMessage()})
+		details = append(details, ErrorDetail{Type: ErrTypeInstall, Severity: sev, Message: res.Message})
 	}
 	return details, blockers
 }
@@ -69,20 +67,18 @@ func (m *core) checkInstall(ctx context.Context, svc *Service, b *bundle.Bundle,
 	if err != nil {
 		return err
 	}
-	resp, err := m.peers.Compatibility.EvaluateInstall(ctx, &compatibilityv1.EvaluateInstallRequest{
-		Package: packageVersion(b, svc.Version, svc.BuiltIn), Environments: envs,
-	})
+	verdict, err := m.peers.Compatibility.EvaluateInstall(ctx, packageVersion(b, svc.Version, svc.BuiltIn), envs)
 	if err != nil {
-		return peerError("compatibility", err)
+		return err
 	}
-	details, blockers := resultDetails(resp.GetResults())
+	details, blockers := resultDetails(verdict.Results)
 	if _, err := m.mutate(ctx, svc.ID, func(_ Tx, s *Service) error {
 		s.ErrorDetails = append(withoutType(s.ErrorDetails, ErrTypeInstall), nonErrors(details)...)
 		return nil
 	}); err != nil {
 		return err
 	}
-	if resp.GetBlocked() || len(blockers) > 0 {
+	if verdict.Blocked || len(blockers) > 0 {
 		return blockedWith(ErrTypeInstall, fmt.Errorf("compatibility check failed: %s", strings.Join(blockers, "; ")), details)
 	}
 	return nil
@@ -102,7 +98,7 @@ func nonErrors(ds []ErrorDetail) []ErrorDetail {
 // A blocked operation shows every result (docs/decisions.md, "A blocked
 // upgrade shows everything"): the failure's message lists them all, and
 // each is its own errorDetail, so an administrator sees the warnings too.
-func (m *core) noteResults(ctx context.Context, id string, results []*commonv1.CheckResult, what string) error {
+func (m *core) noteResults(ctx context.Context, id string, results []CheckResult, what string) error {
 	details, blockers := resultDetails(results)
 	if _, err := m.mutate(ctx, id, func(_ Tx, s *Service) error {
 		s.ErrorDetails = append(s.ErrorDetails, nonErrors(details)...)
@@ -120,20 +116,16 @@ func (m *core) noteResults(ctx context.Context, id string, results []*commonv1.C
 	return nil
 }
 
-func (m *core) upgradeCompatibility(ctx context.Context, svc *Service, ob, nb *bundle.Bundle, toVersion string, rend *rendered) ([]*commonv1.CheckResult, error) {
+func (m *core) upgradeCompatibility(ctx context.Context, svc *Service, ob, nb *bundle.Bundle, toVersion string, rend *rendered) ([]CheckResult, error) {
 	envs, err := m.environments(ctx, rend)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.peers.Compatibility.EvaluateUpgrade(ctx, &compatibilityv1.EvaluateUpgradeRequest{
-		Installed:    packageVersion(ob, svc.Version, svc.BuiltIn),
-		Target:       packageVersion(nb, toVersion, svc.BuiltIn),
-		Environments: envs,
-	})
+	verdict, err := m.peers.Compatibility.EvaluateUpgrade(ctx, packageVersion(ob, svc.Version, svc.BuiltIn), packageVersion(nb, toVersion, svc.BuiltIn), envs)
 	if err != nil {
-		return nil, peerError("compatibility", err)
+		return nil, err
 	}
-	return resp.GetResults(), nil
+	return verdict.Results, nil
 }
 
 // runHook dispatches the service's pre-check hook on every Supervisor the
@@ -148,44 +140,42 @@ func (m *core) runHook(ctx context.Context, svc *Service, ob, nb *bundle.Bundle,
 	if len(sups) == 0 {
 		sups = []string{""}
 	}
-	var reqs []*precheckv1.DispatchHookRequest
+	var reqs []HookRequest
 	for _, sup := range sups {
-		req := &precheckv1.DispatchHookRequest{
-			SourcePackageYaml: ob.PackageYAML, TargetPackageYaml: nb.PackageYAML, Namespace: svc.Namespace,
+		req := HookRequest{
+			SourcePackageYAML: ob.PackageYAML, TargetPackageYAML: nb.PackageYAML, Namespace: svc.Namespace,
 			ServiceName: svc.Name, SourceVersion: svc.Version, TargetVersion: toVersion, Supervisor: sup,
-			Secrets: map[string]*precheckv1.SecretData{},
+			Secrets: map[string]map[string][]byte{},
 		}
 		if sup != "" {
 			secrets, err := m.driver.Secrets(ctx, sup, svc.Namespace)
 			if err != nil {
 				return nil, err
 			}
-			for name, data := range secrets {
-				req.Secrets[name] = &precheckv1.SecretData{Data: data}
-			}
+			maps.Copy(req.Secrets, secrets)
 		}
 		reqs = append(reqs, req)
 	}
-	resp, err := m.peers.Precheck.DispatchHooks(ctx, &precheckv1.DispatchHooksRequest{Requests: reqs})
+	results, err := m.peers.Precheck.DispatchHooks(ctx, reqs)
 	if err != nil {
-		return nil, peerError("precheck", err)
+		return nil, err
 	}
 	report := &HookReport{}
 	var failures []string
-	for _, h := range resp.GetResults() {
-		report.Configured = report.Configured || h.GetConfigured()
+	for _, h := range results {
+		report.Configured = report.Configured || h.Configured
 		if report.Endpoint == "" {
-			report.Endpoint = h.GetEndpoint()
+			report.Endpoint = h.Endpoint
 		}
-		report.Results = append(report.Results, h.GetResults()...)
-		if h.GetFailure() != "" {
+		report.Results = append(report.Results, h.Results...)
+		if h.Failure != "" {
 			where := ""
-			if h.GetSupervisor() != "" {
-				where = " (Supervisor " + h.GetSupervisor() + ")"
+			if h.Supervisor != "" {
+				where = " (Supervisor " + h.Supervisor + ")"
 			}
-			failures = append(failures, h.GetFailure()+where)
+			failures = append(failures, h.Failure+where)
 		}
-		report.Blocked = report.Blocked || h.GetBlocked()
+		report.Blocked = report.Blocked || h.Blocked
 	}
 	report.Failure = strings.Join(failures, "; ")
 	return report, nil

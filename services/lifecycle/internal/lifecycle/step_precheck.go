@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -32,42 +30,38 @@ func (m *core) stage(ctx context.Context, svc *Service, resources []*Resource) (
 }
 
 // platformFacts merges the targets' facts with the inventory's versions.
-func (m *core) platformFacts(ctx context.Context, supervisors []string) (*precheckv1.PlatformFacts, error) {
+func (m *core) platformFacts(ctx context.Context, supervisors []string) (PlatformFacts, error) {
 	facts, err := m.driver.Facts(ctx, supervisors)
 	if err != nil {
-		return nil, err
+		return PlatformFacts{}, err
 	}
 	inv, err := m.repo.Inventory(ctx)
 	if err != nil {
-		return nil, err
+		return PlatformFacts{}, err
 	}
 	byName := supervisorsByName(inv)
 	known := map[string]target.SupervisorFacts{}
 	for _, s := range facts.Supervisors {
 		known[s.Name] = s
 	}
-	pf := &precheckv1.PlatformFacts{VcfaVersion: facts.VCFAVersion}
+	pf := PlatformFacts{VCFAVersion: facts.VCFAVersion}
 	for _, name := range []string{target.SystemVCFA, target.SystemVCenter, target.SystemServiceManager} {
-		pf.Targets = append(pf.Targets, &precheckv1.TargetFacts{Name: name, SupportedApiVersions: facts.SupportedAPIs})
+		pf.Targets = append(pf.Targets, TargetFacts{Name: name, SupportedAPIVersions: facts.SupportedAPIs})
 	}
 	for _, name := range supervisors {
 		sf := known[name]
 		inv := byName[name]
-		k8s := inv.GetKubernetesVersion()
+		k8s := inv.KubernetesVersion
 		if sf.KubernetesVersion != "" {
 			k8s = sf.KubernetesVersion // the Supervisor's own /version
 		}
-		pf.Supervisors = append(pf.Supervisors, &precheckv1.SupervisorFacts{
-			Name: name, Version: inv.GetVersion(), KubernetesVersion: k8s,
-			Available:            quotaProto(sf.Available),
-			SupportedApiVersions: sf.SupportedAPIs,
+		pf.Supervisors = append(pf.Supervisors, SupervisorFacts{
+			Name: name, Version: inv.Version, KubernetesVersion: k8s,
+			Available:            sf.Available,
+			SupportedAPIVersions: sf.SupportedAPIs,
 		})
 	}
 	return pf, nil
-}
-
-func quotaProto(q target.Quota) *precheckv1.ResourceQuota {
-	return &precheckv1.ResourceQuota{CpuMillicores: q.CPUMillicores, MemoryBytes: q.MemoryBytes, StorageBytes: q.StorageBytes}
 }
 
 // prechecks stages the rendered resources and runs the dynamic pre-checks.
@@ -101,8 +95,8 @@ func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bun
 	if err != nil {
 		return nil, err
 	}
-	req := &precheckv1.RunDynamicPrechecksRequest{
-		Bundle: &precheckv1.BundleFacts{ImagesLockYaml: b.ImagesLock, BundledImageDigests: b.BundledImageDigests,
+	req := PrecheckRequest{
+		Bundle: BundleFacts{ImagesLock: b.ImagesLock, BundledImageDigests: b.BundledImageDigests,
 			RegistryRepository: b.RegistryRepository, PluginManifests: b.PluginManifests},
 		Platform: pf,
 	}
@@ -119,22 +113,25 @@ func (m *core) dynamicPrechecks(ctx context.Context, svc *Service, b *bundle.Bun
 		}
 	}
 	for _, doc := range rend.Resources {
-		req.Resources = append(req.Resources, doc)
-		j, ok := byDoc[doc.GetKind()+"/"+doc.GetName()+"/"+doc.GetSupervisor()]
+		req.Documents = append(req.Documents, doc)
+		j, ok := byDoc[doc.Kind+"/"+doc.Name+"/"+doc.Supervisor]
 		if !ok {
 			continue
 		}
 		st := staged[j]
-		req.Staged = append(req.Staged, &precheckv1.StagedResource{
-			Index: doc.GetIndex(), Target: stagedTarget(resources[j].Target), Reachable: st.Reachable, Message: st.Message, Rejected: st.Rejected,
-			Requested: quotaProto(st.Requested),
+		req.Staged = append(req.Staged, StagedResource{
+			Index: doc.Index, Target: stagedTarget(resources[j].Target), Reachable: st.Reachable, Message: st.Message, Rejected: st.Rejected,
+			Requested: st.Requested,
 		})
 	}
-	resp, err := m.peers.Precheck.RunDynamicPrechecks(ctx, req)
+	report, err := m.peers.Precheck.RunDynamicPrechecks(ctx, req)
 	if err != nil {
-		return nil, peerError("precheck", err)
+		return nil, err
 	}
-	return reportFrom(resp.GetReport()), nil
+	if report.Status == "" {
+		report.Status = "Passed"
+	}
+	return report, nil
 }
 
 // stagedTarget names a resource's target as the precheck service looks it
@@ -145,21 +142,6 @@ func stagedTarget(k target.Key) string {
 		return k.Scope
 	}
 	return k.System
-}
-
-func reportFrom(p *commonv1.PreCheckReport) *PreCheckReport {
-	r := &PreCheckReport{Status: p.GetPreCheckStatus()}
-	for _, rc := range p.GetResourceChecks() {
-		c := ResourceCheck{Type: rc.GetType(), Name: rc.GetName(), Status: rc.GetStatus(), Supervisor: rc.GetSupervisor()}
-		for _, ch := range rc.GetChecks() {
-			c.Checks = append(c.Checks, Check{Name: ch.GetName(), Status: ch.GetStatus(), Message: ch.GetMessage()})
-		}
-		r.ResourceChecks = append(r.ResourceChecks, c)
-	}
-	if r.Status == "" {
-		r.Status = "Passed"
-	}
-	return r
 }
 
 func failedChecks(r *PreCheckReport) string {

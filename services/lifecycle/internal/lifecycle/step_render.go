@@ -4,15 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
@@ -48,45 +42,12 @@ func (m *core) renderFor(ctx context.Context, r *run, svc *Service, b *bundle.Bu
 	return rend, nil
 }
 
-// peerError turns a peer service's gRPC error into a domain error, keeping
-// its message: a bad bundle or bad values is the caller's problem (400), a
-// peer that is down is ErrUnavailable.
-func peerError(peer string, err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
-	}
-	st, ok := status.FromError(err)
-	if !ok {
-		return fmt.Errorf("%s: %w", peer, err)
-	}
-	switch st.Code() {
-	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.ResourceExhausted, codes.DeadlineExceeded:
-		return fmt.Errorf("%s: %s: %w", peer, st.Message(), ErrInvalidArgument)
-	case codes.Unavailable:
-		return fmt.Errorf("%s unavailable: %s: %w", peer, st.Message(), ErrUnavailable)
-	case codes.NotFound:
-		return fmt.Errorf("%s: %s: %w", peer, st.Message(), ErrNotFound)
-	}
-	return fmt.Errorf("%s: %s (%s)", peer, st.Message(), st.Code())
-}
-
-func bundleProto(b *bundle.Bundle) *commonv1.Bundle {
-	pb := &commonv1.Bundle{Digest: b.Digest}
-	for _, f := range b.Files {
-		pb.Files = append(pb.Files, &commonv1.BundleFile{Path: f.Path, Content: f.Content})
-	}
-	return pb
-}
-
-func (m *core) layers(ctx context.Context, svc *Service, in RenderInput) (*rendererv1.ValueLayers, error) {
+func (m *core) layers(ctx context.Context, svc *Service, in RenderInput) (ValueLayers, error) {
 	inv := in.Inventory
 	if inv == nil {
 		var err error
 		if inv, err = m.repo.Inventory(ctx); err != nil {
-			return nil, err
+			return ValueLayers{}, err
 		}
 	}
 	pick := func(override *string, stored string) string {
@@ -95,7 +56,7 @@ func (m *core) layers(ctx context.Context, svc *Service, in RenderInput) (*rende
 		}
 		return stored
 	}
-	return &rendererv1.ValueLayers{
+	return ValueLayers{
 		Inventory:       inv,
 		PlatformOverlay: pick(in.PlatformOverlay, svc.Values.PlatformOverlay),
 		VendorOverlay:   pick(in.VendorOverlay, svc.Values.VendorOverlay),
@@ -105,7 +66,7 @@ func (m *core) layers(ctx context.Context, svc *Service, in RenderInput) (*rende
 
 // rendered is one render of a service's bundle.
 type rendered struct {
-	Resources []*commonv1.Resource
+	Resources []*Document
 	YAML      []byte
 	Effective []byte
 
@@ -117,7 +78,7 @@ type rendered struct {
 	parseErr  error
 	// Inventory is the platform inventory the render used: the regions
 	// and Supervisors serviceSupervisors reads.
-	Inventory *commonv1.Inventory
+	Inventory *Inventory
 }
 
 // place turns the render into resource records owned by version, on the
@@ -135,11 +96,11 @@ func (m *core) render(ctx context.Context, svc *Service, b *bundle.Bundle, in Re
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.peers.Renderer.RenderResources(ctx, &rendererv1.RenderResourcesRequest{Bundle: bundleProto(b), Values: layers})
+	out, err := m.peers.Renderer.RenderResources(ctx, RenderRequest{Bundle: b, Values: layers})
 	if err != nil {
-		return nil, peerError("renderer", err)
+		return nil, err
 	}
-	return &rendered{Resources: resp.GetResources(), YAML: resp.GetYaml(), Effective: resp.GetEffectiveValuesYaml(), Inventory: layers.GetInventory()}, nil
+	return &rendered{Resources: out.Documents, YAML: out.YAML, Effective: out.Effective, Inventory: layers.Inventory}, nil
 }
 
 func (m *core) accessGrants(ctx context.Context, svc *Service, b *bundle.Bundle, in RenderInput) (map[string]any, error) {
@@ -147,9 +108,5 @@ func (m *core) accessGrants(ctx context.Context, svc *Service, b *bundle.Bundle,
 	if err != nil {
 		return nil, err
 	}
-	resp, err := m.peers.Renderer.RenderAccessGrants(ctx, &rendererv1.RenderAccessGrantsRequest{Bundle: bundleProto(b), Values: layers})
-	if err != nil {
-		return nil, peerError("renderer", err)
-	}
-	return resp.GetAccessGrants().AsMap(), nil
+	return m.peers.Renderer.RenderAccessGrants(ctx, RenderRequest{Bundle: b, Values: layers})
 }

@@ -6,19 +6,17 @@ import (
 	"fmt"
 	"strings"
 
-	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
-	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
 
 // packageVersion builds the compatibility service's view of a bundle.
-func packageVersion(b *bundle.Bundle, version string, builtIn bool) *compatibilityv1.PackageVersion {
+func packageVersion(b *bundle.Bundle, version string, builtIn bool) PackageVersion {
 	ann := b.Package.Annotations
-	return &compatibilityv1.PackageVersion{
+	return PackageVersion{
 		Name:    b.Package.RefName,
 		Version: version,
 		BuiltIn: builtIn,
-		Constraints: &compatibilityv1.Constraints{
+		Constraints: Constraints{
 			SupervisorVersion:  ann["appplatform.vmware.com/supervisor-version-constraints"],
 			KubernetesVersion:  b.Package.KubernetesVersionConstraints,
 			SourceUpgrade:      ann["appplatform.vmware.com/source-version-upgrade-constraints"],
@@ -32,11 +30,11 @@ func packageVersion(b *bundle.Bundle, version string, builtIn bool) *compatibili
 // warnings worth showing; issues are a blocked error.
 func (m *core) validateBundle(ctx context.Context, svc *Service, b *bundle.Bundle) ([]ErrorDetail, error) {
 	var warnings []ErrorDetail
-	req := &compatibilityv1.ValidatePackageRequest{PackageYaml: b.PackageFile, BuiltIn: svc.BuiltIn}
+	req := PackageValidation{PackageYAML: b.PackageFile, BuiltIn: svc.BuiltIn}
 	rend, err := m.render(ctx, svc, b, RenderInput{})
 	switch {
 	case err == nil:
-		req.Resources = rend.Resources
+		req.Documents = rend.Resources
 	case errors.Is(err, ErrUnavailable):
 		return nil, err
 	default:
@@ -45,18 +43,17 @@ func (m *core) validateBundle(ctx context.Context, svc *Service, b *bundle.Bundl
 	}
 	resp, err := m.peers.Compatibility.ValidatePackage(ctx, req)
 	if err != nil {
-		err = peerError("compatibility", err)
 		if errors.Is(err, ErrInvalidArgument) {
 			return nil, blocked(ErrTypeConfiguration, err)
 		}
 		return nil, err
 	}
-	if !resp.GetValid() {
+	if !resp.Valid {
 		var msgs []string
-		for _, is := range resp.GetIssues() {
-			msg := is.GetMessage()
-			if is.GetExpression() != "" && !strings.Contains(msg, is.GetExpression()) {
-				msg += fmt.Sprintf(" (%s: %q)", is.GetSource(), is.GetExpression())
+		for _, is := range resp.Issues {
+			msg := is.Message
+			if is.Expression != "" && !strings.Contains(msg, is.Expression) {
+				msg += fmt.Sprintf(" (%s: %q)", is.Source, is.Expression)
 			}
 			msgs = append(msgs, msg)
 		}
@@ -72,9 +69,8 @@ func (m *core) checkConfiguration(ctx context.Context, svc *Service, nb *bundle.
 	if err != nil {
 		return []string{err.Error()}
 	}
-	_, err = m.peers.Renderer.RenderEffectiveValues(ctx, &rendererv1.RenderEffectiveValuesRequest{Bundle: bundleProto(nb), Values: layers})
-	if err != nil {
-		return []string{peerError("renderer", err).Error()}
+	if _, err = m.peers.Renderer.RenderEffectiveValues(ctx, RenderRequest{Bundle: nb, Values: layers}); err != nil {
+		return []string{err.Error()}
 	}
 	return nil
 }

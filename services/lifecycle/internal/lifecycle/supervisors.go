@@ -1,10 +1,6 @@
 package lifecycle
 
-import (
-	"slices"
-
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
-)
+import "slices"
 
 // LinkRegionLabel links a rendered resource to a region
 // (element-types-overview.md).
@@ -18,24 +14,24 @@ const LinkRegionLabel = "services.vcfa.broadcom.com/link-region"
 // Supervisor-upgrade evaluation, Secret placement and the hook's CA lookup
 // all use it, so a service made only of VCF Automation kinds is still
 // checked against (and gets its Secrets on) the Supervisors it serves.
-func serviceSupervisors(docs []*commonv1.Resource, inv *commonv1.Inventory) []string {
+func serviceSupervisors(docs []*Document, inv *Inventory) []string {
 	set := map[string]bool{}
 	regions := map[string]bool{}
 	for _, d := range docs {
-		if d.GetSupervisor() != "" {
-			set[d.GetSupervisor()] = true
+		if d.Supervisor != "" {
+			set[d.Supervisor] = true
 		}
-		if r := d.GetLabels()[LinkRegionLabel]; r != "" {
+		if r := d.Labels[LinkRegionLabel]; r != "" {
 			regions[r] = true
 		}
 	}
 	all := len(set) == 0 && len(regions) == 0
-	for _, r := range inv.GetRegions() {
-		if !all && !regions[r.GetName()] {
+	for _, r := range inv.regions() {
+		if !all && !regions[r.Name] {
 			continue
 		}
-		for _, s := range r.GetSupervisors() {
-			set[s.GetName()] = true
+		for _, s := range r.Supervisors {
+			set[s.Name] = true
 		}
 	}
 	out := make([]string, 0, len(set))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/base64"
+	"fmt"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
@@ -9,9 +10,16 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
 
-func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
+// toProto is a service as the REST surface shows it; it fails when the
+// accepted access grants cannot be shown as JSON.
+func toProto(svc *lifecycle.Service) (*lifecyclev1.VcfService, error) {
+	grants, err := structOf(svc.Accepted.AccessGrants)
+	if err != nil {
+		return nil, fmt.Errorf("show the accepted access grants of service %s: %w", svc.ID, err)
+	}
 	return &lifecyclev1.VcfService{
 		Id:             svc.ID,
 		Vendor:         svc.Vendor,
@@ -30,7 +38,7 @@ func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
 		Accepted: &lifecyclev1.Accepted{
 			Eula:         svc.Accepted.EULA,
 			Signatures:   svc.Accepted.Signatures,
-			AccessGrants: structOf(svc.Accepted.AccessGrants),
+			AccessGrants: grants,
 		},
 		Reconfigure:  reconfigureOf(svc.Reconfigure),
 		Labels:       nonNil(svc.Labels),
@@ -43,7 +51,7 @@ func toProto(svc *lifecycle.Service) *lifecyclev1.VcfService {
 		Revision:     svc.Revision,
 		CreatedAt:    rfc3339(svc.CreatedAt),
 		UpdatedAt:    rfc3339(svc.UpdatedAt),
-	}
+	}, nil
 }
 
 func reconfigureOf(events []string) *lifecyclev1.Reconfigure {
@@ -60,12 +68,14 @@ func rfc3339(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func structOf(m map[string]any) *structpb.Struct {
+// structOf converts a JSON object; a value JSON cannot hold (which the
+// domain never stores, but a bug could) is an error, not an empty object.
+func structOf(m map[string]any) (*structpb.Struct, error) {
 	s, err := structpb.NewStruct(m)
-	if err != nil || s == nil {
-		return &structpb.Struct{Fields: map[string]*structpb.Value{}}
+	if err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
 	}
-	return s
+	return s, nil
 }
 
 func nonNil(m map[string]string) map[string]string {
@@ -92,7 +102,7 @@ func stateProto(v *lifecycle.StateView) *lifecyclev1.State {
 	}
 	if v.PreCheck != nil {
 		st.PreCheckStatus = v.PreCheck.Status
-		st.ResourceChecks = resourceChecksProto(v.PreCheck.ResourceChecks)
+		st.ResourceChecks = wire.ResourceChecksProto(v.PreCheck.ResourceChecks)
 	}
 	st.Operation = progressProto(v.Progress)
 	for _, o := range v.Orphans {
@@ -101,18 +111,6 @@ func stateProto(v *lifecycle.StateView) *lifecyclev1.State {
 		})
 	}
 	return st
-}
-
-func resourceChecksProto(rcs []lifecycle.ResourceCheck) []*commonv1.ResourceCheck {
-	out := []*commonv1.ResourceCheck{}
-	for _, rc := range rcs {
-		p := &commonv1.ResourceCheck{Type: rc.Type, Name: rc.Name, Status: rc.Status, Supervisor: rc.Supervisor}
-		for _, c := range rc.Checks {
-			p.Checks = append(p.Checks, &commonv1.Check{Name: c.Name, Status: c.Status, Message: c.Message})
-		}
-		out = append(out, p)
-	}
-	return out
 }
 
 func operationProto(op *lifecycle.Operation) *lifecyclev1.Operation {
@@ -140,22 +138,22 @@ func supervisorCheckProto(c *lifecycle.SupervisorUpgradeCheck) *lifecyclev1.Chec
 	out := &lifecyclev1.CheckSupervisorUpgradeResponse{Supervisor: c.Supervisor, TargetVersion: c.TargetVersion, Blocked: c.Blocked,
 		Services: []*lifecyclev1.ServiceCompatibility{}}
 	for _, v := range c.Services {
-		out.Services = append(out.Services, &lifecyclev1.ServiceCompatibility{Id: v.ID, Name: v.Name, Version: v.Version, Blocked: v.Blocked, Results: v.Results})
+		out.Services = append(out.Services, &lifecyclev1.ServiceCompatibility{Id: v.ID, Name: v.Name, Version: v.Version, Blocked: v.Blocked, Results: wire.CheckResultsProto(v.Results)})
 	}
 	return out
 }
 
 func planProto(p *lifecycle.UpgradePlan) *lifecyclev1.UpgradePlan {
 	out := &lifecyclev1.UpgradePlan{
-		FromVersion: p.FromVersion, ToVersion: p.ToVersion, Allowed: p.Allowed, Compatibility: p.Compatibility,
+		FromVersion: p.FromVersion, ToVersion: p.ToVersion, Allowed: p.Allowed, Compatibility: wire.CheckResultsProto(p.Compatibility),
 		ConfigurationErrors: p.ConfigurationErrors, SuggestedPath: p.SuggestedPath, BlockingReasons: p.BlockingReasons,
 	}
 	if p.Hook != nil {
-		out.Hook = &lifecyclev1.HookReport{Configured: p.Hook.Configured, Endpoint: p.Hook.Endpoint, Results: p.Hook.Results,
+		out.Hook = &lifecyclev1.HookReport{Configured: p.Hook.Configured, Endpoint: p.Hook.Endpoint, Results: wire.CheckResultsProto(p.Hook.Results),
 			Failure: p.Hook.Failure, Blocked: p.Hook.Blocked}
 	}
 	if p.Dynamic != nil {
-		out.DynamicChecks = &commonv1.PreCheckReport{PreCheckStatus: p.Dynamic.Status, ResourceChecks: resourceChecksProto(p.Dynamic.ResourceChecks)}
+		out.DynamicChecks = &commonv1.PreCheckReport{PreCheckStatus: p.Dynamic.Status, ResourceChecks: wire.ResourceChecksProto(p.Dynamic.ResourceChecks)}
 	}
 	for _, r := range p.Resources {
 		out.Resources = append(out.Resources, &lifecyclev1.ResourcePlanEntry{Type: r.Type, Name: r.Name, Supervisor: r.Supervisor, Action: r.Action,

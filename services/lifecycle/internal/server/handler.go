@@ -14,6 +14,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
 
 // Handler implements lifecyclev1.LifecycleServiceServer.
@@ -41,7 +42,11 @@ func (h *Handler) CreateService(ctx context.Context, req *lifecyclev1.CreateServ
 	if err != nil {
 		return nil, err
 	}
-	return &lifecyclev1.CreateServiceResponse{Service: toProto(svc)}, nil
+	out, err := toProto(svc)
+	if err != nil {
+		return nil, err
+	}
+	return &lifecyclev1.CreateServiceResponse{Service: out}, nil
 }
 
 // ListServices implements GET /v2/vcf-services.
@@ -132,7 +137,11 @@ func (h *Handler) DeleteService(ctx context.Context, req *lifecyclev1.DeleteServ
 		return nil, err
 	}
 	grpcx.SetHTTPCode(ctx, http.StatusAccepted)
-	return &lifecyclev1.DeleteServiceResponse{Service: toProto(svc)}, nil
+	out, err := toProto(svc)
+	if err != nil {
+		return nil, err
+	}
+	return &lifecyclev1.DeleteServiceResponse{Service: out}, nil
 }
 
 // GetServiceState implements GET /v2/vcf-services/{id}/state.
@@ -153,7 +162,7 @@ func (h *Handler) GetServiceInventory(ctx context.Context, req *lifecyclev1.GetS
 	if err != nil {
 		return nil, err
 	}
-	return &lifecyclev1.GetServiceInventoryResponse{Inventory: inv}, nil
+	return &lifecyclev1.GetServiceInventoryResponse{Inventory: wire.InventoryProto(inv)}, nil
 }
 
 func (h *Handler) bundleOf(ctx context.Context, id string) (*lifecycle.Service, error) {
@@ -209,7 +218,7 @@ func renderInput(v *lifecyclev1.Values) lifecycle.RenderInput {
 		return in
 	}
 	if v.GetInventory() != nil {
-		in.Inventory = v.GetInventory()
+		in.Inventory = wire.Inventory(v.GetInventory())
 	}
 	set := func(s string) *string {
 		if s == "" {
@@ -258,7 +267,11 @@ func (h *Handler) RenderAccessGrants(ctx context.Context, req *lifecyclev1.Rende
 	if err != nil {
 		return nil, err
 	}
-	return &lifecyclev1.RenderAccessGrantsResponse{AccessGrants: structOf(grants)}, nil
+	out, err := structOf(grants)
+	if err != nil {
+		return nil, fmt.Errorf("show the access grants of service %s: %w", req.GetId(), err)
+	}
+	return &lifecyclev1.RenderAccessGrantsResponse{AccessGrants: out}, nil
 }
 
 // RollbackService implements POST /{id}/rollback.
@@ -268,7 +281,11 @@ func (h *Handler) RollbackService(ctx context.Context, req *lifecyclev1.Rollback
 		return nil, err
 	}
 	grpcx.SetHTTPCode(ctx, http.StatusAccepted)
-	return &lifecyclev1.RollbackServiceResponse{Service: toProto(svc)}, nil
+	out, err := toProto(svc)
+	if err != nil {
+		return nil, err
+	}
+	return &lifecyclev1.RollbackServiceResponse{Service: out}, nil
 }
 
 // PreviewUpgrade implements POST /{id}/upgrade-plan.
@@ -329,7 +346,7 @@ func (h *Handler) GetPlatformInventory(ctx context.Context, _ *lifecyclev1.GetPl
 	if err != nil {
 		return nil, err
 	}
-	return &lifecyclev1.GetPlatformInventoryResponse{Inventory: inv}, nil
+	return &lifecyclev1.GetPlatformInventoryResponse{Inventory: wire.InventoryProto(inv)}, nil
 }
 
 // PutPlatformInventory implements PUT /v2/inventory.
@@ -338,7 +355,7 @@ func (h *Handler) PutPlatformInventory(ctx context.Context, req *lifecyclev1.Put
 	if inv == nil {
 		inv = &commonv1.Inventory{}
 	}
-	checks, err := h.m.PutInventory(ctx, inv)
+	checks, err := h.m.PutInventory(ctx, wire.Inventory(inv))
 	if err != nil {
 		return nil, err
 	}

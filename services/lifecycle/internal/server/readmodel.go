@@ -10,6 +10,7 @@ import (
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
 
 // extras are the optional parts of a VcfServiceWithExtras.
@@ -34,7 +35,10 @@ func newReadModel(m *lifecycle.Manager, sigs *signature.Verifier, x extras) *rea
 
 // view is one service as the REST surface shows it.
 func (rm *readModel) view(ctx context.Context, svc *lifecycle.Service) (*lifecyclev1.VcfService, error) {
-	out := toProto(svc)
+	out, err := toProto(svc)
+	if err != nil {
+		return nil, err
+	}
 	next, err := rm.availableUpgrade(ctx, svc)
 	if err != nil {
 		return nil, err
@@ -54,9 +58,11 @@ func (rm *readModel) view(ctx context.Context, svc *lifecycle.Service) (*lifecyc
 	}
 	if rm.x.inventory {
 		if rm.inventory == nil {
-			if rm.inventory, err = rm.m.Inventory(ctx); err != nil {
+			inv, err := rm.m.Inventory(ctx)
+			if err != nil {
 				return nil, err
 			}
+			rm.inventory = wire.InventoryProto(inv)
 		}
 		out.Inventory = rm.inventory
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
@@ -25,7 +24,7 @@ type countingRepo struct {
 	catalogErr         error
 }
 
-func (r *countingRepo) Inventory(ctx context.Context) (*commonv1.Inventory, error) {
+func (r *countingRepo) Inventory(ctx context.Context) (*lifecycle.Inventory, error) {
 	r.inventory.Add(1)
 	return r.Repository.Inventory(ctx)
 }
@@ -64,7 +63,7 @@ func readModelHandler(t *testing.T) (*Handler, *countingRepo) {
 				return err
 			}
 		}
-		return tx.PutInventory(&commonv1.Inventory{})
+		return tx.PutInventory(&lifecycle.Inventory{})
 	}))
 	counting := &countingRepo{Repository: repo}
 	return NewHandler(lifecycle.NewManager(lifecycle.Config{}, counting, nil, lifecycle.Peers{}, nil)), counting

@@ -15,6 +15,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/seal"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
 
 const keyInventory = "inventory"
@@ -209,11 +210,13 @@ func (r *Repo) Catalog(ctx context.Context, name string) (out []*lifecycle.Catal
 	return out, nil
 }
 
-// Inventory reads the platform inventory; an empty one when never set.
-func (r *Repo) Inventory(ctx context.Context) (*commonv1.Inventory, error) {
+// Inventory reads the platform inventory; an empty one when never set. It
+// is stored as the generated message's JSON (protojson), the format the
+// REST surface and --inventory-file use.
+func (r *Repo) Inventory(ctx context.Context) (*lifecycle.Inventory, error) {
 	rec, err := r.s.Get(ctx, BucketPlatform, keyInventory)
 	if errors.Is(err, store.ErrNotFound) {
-		return &commonv1.Inventory{}, nil
+		return &lifecycle.Inventory{}, nil
 	}
 	if err != nil {
 		return nil, err
@@ -222,7 +225,7 @@ func (r *Repo) Inventory(ctx context.Context) (*commonv1.Inventory, error) {
 	if err := protojson.Unmarshal(rec.Value, inv); err != nil {
 		return nil, fmt.Errorf("decode inventory: %w", err)
 	}
-	return inv, nil
+	return wire.Inventory(inv), nil
 }
 
 type tx struct {
@@ -387,8 +390,8 @@ func (t *tx) Catalog(name string) ([]*lifecycle.CatalogEntry, error) {
 	return out, nil
 }
 
-func (t *tx) PutInventory(inv *commonv1.Inventory) error {
-	raw, err := protojson.Marshal(inv)
+func (t *tx) PutInventory(inv *lifecycle.Inventory) error {
+	raw, err := protojson.Marshal(wire.InventoryProto(inv))
 	if err != nil {
 		return fmt.Errorf("encode inventory: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
@@ -84,9 +83,9 @@ func TestRepo(t *testing.T) {
 	require.Len(t, ops, 1, "history outlives the service")
 
 	// Inventory round trip and reload from disk.
-	inv := &commonv1.Inventory{Regions: []*commonv1.Region{{Name: "us-west-1", Supervisors: []*commonv1.Supervisor{{Name: "sv1", Id: "domain-c8", Version: "9.0.0.0", KubernetesVersion: "v1.30.2+vmware.1"}}}}}
+	inv := &lifecycle.Inventory{Regions: []lifecycle.Region{{Name: "us-west-1", Supervisors: []lifecycle.Supervisor{{Name: "sv1", ID: "domain-c8", Version: "9.0.0.0", KubernetesVersion: "v1.30.2+vmware.1"}}}}}
 	require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutInventory(inv) }))
 	got2, err := r.Inventory(ctx)
 	require.NoError(t, err)
-	require.Equal(t, "v1.30.2+vmware.1", got2.GetRegions()[0].GetSupervisors()[0].GetKubernetesVersion())
+	require.Equal(t, "v1.30.2+vmware.1", got2.Regions[0].Supervisors[0].KubernetesVersion)
 }
