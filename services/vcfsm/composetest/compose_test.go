@@ -78,7 +78,7 @@ func (s *stack) happyPath(t *testing.T) {
 	deadline := time.Now().Add(2 * time.Minute)
 	for s.do("GET", "/v2/vcf-services/"+id, nil).status != 404 {
 		require.True(t, time.Now().Before(deadline), "%s still there after the delete", id)
-		time.Sleep(250 * time.Millisecond)
+		tick(250 * time.Millisecond)
 	}
 	require.Empty(t, s.objects(t, id), "the delete removed every object")
 }
@@ -136,7 +136,7 @@ func (s *stack) waitNewOwner(t *testing.T, id, old string, since time.Time) time
 	deadline := time.Now().Add(ownerTTL + 30*time.Second)
 	for s.owner(t, id) != other(old) {
 		require.True(t, time.Now().Before(deadline), "no takeover from %s", old)
-		time.Sleep(100 * time.Millisecond)
+		tick(100 * time.Millisecond)
 	}
 	return time.Since(since)
 }
@@ -182,10 +182,11 @@ func (s *stack) disconnectOwnerDuringUpgrade(t *testing.T, id string) (time.Dura
 	out, err = docker("network", "connect", "--alias", "lifecycle", "--alias", owner, network, c)
 	require.NoError(t, err, out)
 	s.waitHealthy(t, 2*time.Minute)
-	// Give the reconnected replica time to act on its stale operation, if
-	// it were going to: it must not.
-	time.Sleep(ownerTTL / 2)
-	require.Equal(t, op, s.lastOperation(t, id, "upgrade"), "the journal is as the new owner left it")
+	// Watch the reconnected replica for a while: whatever it still held of
+	// its stale operation, the journal stays as the new owner left it.
+	for end := time.Now().Add(ownerTTL / 2); time.Now().Before(end); tick(500 * time.Millisecond) {
+		require.Equal(t, op, s.lastOperation(t, id, "upgrade"), "the journal is as the new owner left it")
+	}
 	s.requireTargets(t, id, want)
 	return takeover, s.metric(t, replicaIndex(owner), "vcfsm_lifecycle_fenced_writes_total")
 }

@@ -69,7 +69,7 @@ func (s *stack) waitFor(t *testing.T, id, what string, timeout time.Duration, ok
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: not %s after %s; last: %+v", id, what, timeout, v)
 		}
-		time.Sleep(250 * time.Millisecond)
+		tick(250 * time.Millisecond)
 	}
 }
 
@@ -138,8 +138,8 @@ func (s *stack) objects(t *testing.T, id string) map[string][]int64 {
 	require.NoError(t, err)
 	out := map[string][]int64{}
 	for _, o := range objs {
-		require.Equal(t, "Healthy", string(o.Status), "%s %s", o.Key.Kind, o.Key.Identity)
-		out[o.Key.Kind] = append(out[o.Key.Kind], o.Generation)
+		require.Equal(t, "Healthy", string(o.Status), "%s %s", o.Kind, o.Identity)
+		out[o.Kind] = append(out[o.Kind], o.Generation)
 	}
 	for k := range out {
 		sort.Slice(out[k], func(i, j int) bool { return out[k][i] < out[k][j] })

@@ -96,6 +96,9 @@ func up(t *testing.T) *stack {
 	return s
 }
 
+// tick is the pause between two polls of a loop that has a deadline.
+func tick(d time.Duration) { <-time.After(d) }
+
 func freePort(t *testing.T) int {
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -136,7 +139,7 @@ func (s *stack) waitHealthy(t *testing.T, timeout time.Duration) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not healthy after %s: %s", timeout, strings.Join(pending, ", "))
 		}
-		time.Sleep(time.Second)
+		tick(time.Second)
 	}
 }
 
@@ -226,7 +229,7 @@ func (s *stack) must(t *testing.T, method, path string, body any, want ...int) [
 			}
 		}
 		if (r.status == 0 || r.status == http.StatusServiceUnavailable) && time.Now().Before(deadline) {
-			time.Sleep(500 * time.Millisecond)
+			tick(500 * time.Millisecond)
 			continue
 		}
 		t.Fatalf("%s %s: want %v, got %d: %s", method, path, want, r.status, r.body)
