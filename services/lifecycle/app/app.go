@@ -106,6 +106,9 @@ type Config struct {
 	WrapDriver func(target.Driver) target.Driver
 	// Telemetry receives metrics and traces; nil: none served.
 	Telemetry *observability.Telemetry
+	// MinRevisionWait bounds how long a call sending X-Vcfsm-Min-Revision
+	// waits for this replica to catch up (0: server.DefaultMinRevisionWait).
+	MinRevisionWait time.Duration
 }
 
 func (c Config) wrapDriver(d target.Driver) target.Driver {
@@ -221,11 +224,13 @@ type Service struct {
 	handler *server.Handler
 	log     *slog.Logger
 	wait    func()
+	// minRevisionWait: Config.MinRevisionWait.
+	minRevisionWait time.Duration
 }
 
 // New opens the store and the simulated targets and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err error) {
-	s := &Service{log: log}
+	s := &Service{log: log, minRevisionWait: cfg.MinRevisionWait}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -404,6 +409,7 @@ func LoadInventory(file string) (*commonv1.Inventory, error) {
 func (s *Service) Register(srv *grpcx.Server) {
 	lifecyclev1.RegisterLifecycleServiceServer(srv, s.handler)
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, server.ErrorTable)
+	srv.InterceptUnary(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.handler.Revisions(s.minRevisionWait))
 	srv.SetReadiness(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.ready)
 }
 
