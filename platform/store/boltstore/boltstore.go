@@ -158,6 +158,25 @@ func (s *Store) guard(ctx context.Context) (func(), error) {
 	return s.mu.RUnlock, nil
 }
 
+// Revision is the store's revision counter: the revision of its latest
+// write (0 when the store is closed). One process owns a bbolt file, so
+// every read it serves is at this revision.
+func (s *Store) Revision() int64 {
+	release, err := s.guard(context.Background())
+	if err != nil {
+		return 0
+	}
+	defer release()
+	var rev int64
+	_ = s.db.View(func(btx *bolt.Tx) error {
+		if raw := btx.Bucket(metaBucket).Get(keyRevision); len(raw) == 8 {
+			rev = int64(binary.BigEndian.Uint64(raw))
+		}
+		return nil
+	})
+	return rev
+}
+
 // Get reads one record.
 func (s *Store) Get(ctx context.Context, bucket, key string) (store.Record, error) {
 	release, err := s.guard(ctx)

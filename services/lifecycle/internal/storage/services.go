@@ -36,6 +36,8 @@ type Repo struct {
 	snapshot []*lifecycle.Service
 
 	catalogs catalogCache
+	// view is how far the service cache has followed the store.
+	view viewRevision
 }
 
 var _ lifecycle.Repository = (*Repo)(nil)
