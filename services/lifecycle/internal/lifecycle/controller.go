@@ -219,10 +219,13 @@ func (m *core) reconcile(ctx context.Context, svc *Service) error {
 			return err
 		}
 	}
-	// Status is written only when it changes, so quiet passes write nothing.
-	all, err := m.repo.Resources(ctx, svc.ID)
-	if err != nil {
-		return err
+	// Status is written only when it changes, so quiet passes write nothing
+	// (and read the records once: thousands of them are costly to decode).
+	all := res
+	if len(changed) > 0 || len(apply) > 0 {
+		if all, err = m.repo.Resources(ctx, svc.ID); err != nil {
+			return err
+		}
 	}
 	if m.sweepDue(svc.ID) {
 		if _, err := m.sweepOrphans(ctx, svc.ID, all); err != nil {
