@@ -272,13 +272,11 @@ func (s *stream) until(state string) (time.Time, error) {
 // on the next round): the p99 over streams of the time from sending the
 // PATCH to the event's arrival.
 func BenchmarkWatchFanout(b *testing.B) {
-	// One principal holds every stream here, and the gateway carries them
-	// all on its one connection to lifecycle: lift the principal's watch
-	// cap (16) and the streams per gRPC connection (256), as an operator
-	// expecting a thousand watchers would.
+	// One principal holds every stream here: lift its watch cap (16 per
+	// principal). The gRPC streams per connection (the gateway carries
+	// every watch on its one connection to lifecycle) keep their default.
 	w := newWorld(b, func(c *app.Config) {
 		c.Gateway.Limits.MaxWatches = 2000
-		c.Common.Limits.MaxConcurrentStreams = 4096
 	})
 	id := w.installed(b, w.publish(b, v1))
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 1100}}
