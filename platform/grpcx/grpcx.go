@@ -52,7 +52,7 @@ type ServerConfig struct {
 // Limits bound what one client connection may hold.
 type Limits struct {
 	// MaxConcurrentStreams bounds the calls in flight per connection
-	// (default 256).
+	// (default 4096).
 	MaxConcurrentStreams uint32
 	// KeepaliveMinTime is the shortest ping interval a client may use;
 	// faster pingers are disconnected (default 10s).
@@ -63,7 +63,12 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
-	DefaultMaxConcurrentStreams = 256
+	// DefaultMaxConcurrentStreams: the REST gateway carries every watch
+	// stream on its one connection to lifecycle, so this bounds the
+	// watchers one gateway serves; 4096 serves a thousand watchers of one
+	// service out of the box (each principal stays capped by
+	// --max-watches). A stream costs a few KiB while it is open.
+	DefaultMaxConcurrentStreams = 4096
 	DefaultKeepaliveMinTime     = 10 * time.Second
 	DefaultMaxConnectionIdle    = 15 * time.Minute
 )

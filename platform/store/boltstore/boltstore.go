@@ -34,6 +34,12 @@ type Store struct {
 
 	mu     sync.RWMutex
 	closed bool
+
+	// Batch's queue: the calls waiting for the next batch, and whether a
+	// call is leading (committing) one.
+	batchMu sync.Mutex
+	pending []*batchCall
+	leading bool
 }
 
 var _ store.Store = (*Store)(nil)

@@ -176,9 +176,10 @@ func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 }
 
 // bodyMarshaler serves YamlDocument responses verbatim with their content
-// type and everything else as JSON.
+// type and everything else as JSON, through the JSON cache.
 type bodyMarshaler struct {
 	runtime.Marshaler
+	cache jsonCache
 }
 
 type responseBody interface {
@@ -209,5 +210,5 @@ func (m *bodyMarshaler) Marshal(v any) ([]byte, error) {
 	if d, ok := v.(*commonv1.YamlDocument); ok {
 		return d.GetData(), nil
 	}
-	return m.Marshaler.Marshal(v)
+	return m.cache.marshal(v, m.Marshaler.Marshal)
 }
