@@ -10,7 +10,8 @@ while :; do
 	for c in $(docker ps -q --filter "label=com.docker.compose.project=$project"); do
 		state=$(docker inspect -f '{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}' "$c")
 		case "$state" in
-			*" healthy"|*" none") ;;
+			*" healthy") ;;
+			*" none") echo "$state has no health check" >&2; exit 1 ;;
 			*) pending+=("$state") ;;
 		esac
 	done

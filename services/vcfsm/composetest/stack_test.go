@@ -127,8 +127,8 @@ func (s *stack) container(t *testing.T, service string) string {
 	return id
 }
 
-// waitHealthy waits until every running container with a health check is
-// healthy.
+// waitHealthy waits until every running container is healthy (each must
+// have a health check).
 func (s *stack) waitHealthy(t *testing.T, timeout time.Duration) {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -150,7 +150,9 @@ func (s *stack) unhealthy(t *testing.T) []string {
 	for _, id := range strings.Fields(ids) {
 		state, err := docker("inspect", "-f", "{{.Name}} {{if .State.Health}}{{.State.Health.Status}}{{else}}none{{end}}", id)
 		require.NoError(t, err, state)
-		if !strings.HasSuffix(state, " healthy") && !strings.HasSuffix(state, " none") {
+		// Every long-running container of the stack has a health check.
+		require.False(t, strings.HasSuffix(state, " none"), "%s has no health check", state)
+		if !strings.HasSuffix(state, " healthy") {
 			pending = append(pending, state)
 		}
 	}

@@ -82,7 +82,7 @@ func run(args []string) error {
 
 	srv := &http.Server{
 		Addr:              *listen,
-		Handler:           samplehook.NewHandler(samplehook.Config{Answers: file, Token: token.Value(), Logger: log}),
+		Handler:           samplehook.WithHealth(samplehook.NewHandler(samplehook.Config{Answers: file, Token: token.Value(), Logger: log})),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	log.Info("serving the sample pre-check hook", "listen", *listen, "tls", *certFile != "", "authenticates", token.Value() != "")

@@ -195,3 +195,20 @@ func redacted(h http.Header) map[string]string {
 	}
 	return out
 }
+
+// HealthPath is where the sample hook server answers its health check
+// (the compose stack's): 200 at once, not logged, whatever the configured
+// answers and delay are; every other path is the hook.
+const HealthPath = "/healthz"
+
+// WithHealth serves GET HealthPath in front of the hook handler.
+func WithHealth(hook http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == HealthPath {
+			w.Header().Set("Content-Type", textPlain)
+			_, _ = w.Write([]byte("ok\n"))
+			return
+		}
+		hook.ServeHTTP(w, r)
+	})
+}

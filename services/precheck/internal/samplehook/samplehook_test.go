@@ -149,3 +149,12 @@ paths:
 	require.NoError(t, err)
 	require.Equal(t, `"1.5s"`, string(b))
 }
+
+// The health check answers at once even when every hook answer is held
+// back or refused; every other path is still the hook.
+func TestHealthBypassesTheHook(t *testing.T) {
+	h := WithHealth(NewHandler(Config{Answers: File{Answer: Answer{Status: 503, Delay: Duration(time.Hour)}}, Token: "secret-token"}))
+	require.Equal(t, reply{200, textPlain, "ok\n"}, call(t, h, "GET", HealthPath, ""))
+	require.Equal(t, http.StatusUnauthorized, call(t, h, "POST", HealthPath, "").status, "only GET is the health check")
+	require.Equal(t, http.StatusUnauthorized, call(t, h, "GET", "/check", "").status)
+}
