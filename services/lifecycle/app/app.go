@@ -31,6 +31,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/peers"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
@@ -219,7 +220,7 @@ type Service struct {
 	kube    *kubernetes.Driver
 	conns   []*grpc.ClientConn
 	peers   []peer
-	manager *lifecycle.Manager
+	manager *manager.Manager
 	handler *server.Handler
 	log     *slog.Logger
 	wait    func()
@@ -263,7 +264,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err != nil {
 		return nil, err
 	}
-	mcfg := lifecycle.Config{
+	mcfg := manager.Config{
 		VerifySignatures:  sigs.check(),
 		ReconcileInterval: cfg.ReconcileInterval,
 		StepTimeout:       cfg.StepTimeout,
@@ -274,7 +275,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err := s.distribute(cfg, &mcfg); err != nil {
 		return nil, err
 	}
-	s.manager = lifecycle.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(s.driver))
+	s.manager = manager.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(s.driver))
 	telemetry.Gauges(tel, s.manager.QueueDepth, func() []*lifecycle.Service { return repo.Services(context.Background()) })
 	if err := s.loadInventoryFile(ctx, cfg.InventoryFile); err != nil {
 		return nil, err
@@ -370,7 +371,7 @@ func (s *Service) loadInventoryFile(ctx context.Context, file string) error {
 		return err
 	}
 	inv := wire.Inventory(p)
-	if err := lifecycle.ValidateInventory(inv); err != nil {
+	if err := manager.ValidateInventory(inv); err != nil {
 		return fmt.Errorf("inventory file %s: %w", file, err)
 	}
 	if _, err := s.manager.PutInventory(ctx, inv); err != nil {

@@ -1,0 +1,77 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+)
+
+// packageVersion builds the compatibility service's view of a bundle.
+func packageVersion(b *bundle.Bundle, version string, builtIn bool) lifecycle.PackageVersion {
+	ann := b.Package.Annotations
+	return lifecycle.PackageVersion{
+		Name:    b.Package.RefName,
+		Version: version,
+		BuiltIn: builtIn,
+		Constraints: lifecycle.Constraints{
+			SupervisorVersion:  ann["appplatform.vmware.com/supervisor-version-constraints"],
+			KubernetesVersion:  b.Package.KubernetesVersionConstraints,
+			SourceUpgrade:      ann["appplatform.vmware.com/source-version-upgrade-constraints"],
+			DestinationUpgrade: ann["appplatform.vmware.com/destination-version-upgrade-constraints"],
+		},
+	}
+}
+
+// validateBundle runs the compatibility service's validation and static
+// checks on a bundle rendered with the platform inventory. It returns
+// warnings worth showing; issues are a blocked error.
+func (m *core) validateBundle(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle) ([]lifecycle.ErrorDetail, error) {
+	var warnings []lifecycle.ErrorDetail
+	req := lifecycle.PackageValidation{PackageYAML: b.PackageFile, BuiltIn: svc.BuiltIn}
+	rend, err := m.render(ctx, svc, b, RenderInput{})
+	switch {
+	case err == nil:
+		req.Documents = rend.Resources
+	case errors.Is(err, lifecycle.ErrUnavailable):
+		return nil, err
+	default:
+		warnings = append(warnings, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeConfiguration, Severity: lifecycle.SeverityWarn,
+			Message: fmt.Sprintf("the bundle does not render with the current platform inventory, so its resources were not statically checked yet (they are at activation): %v", err)})
+	}
+	resp, err := m.peers.Compatibility.ValidatePackage(ctx, req)
+	if err != nil {
+		if errors.Is(err, lifecycle.ErrInvalidArgument) {
+			return nil, blocked(lifecycle.ErrTypeConfiguration, err)
+		}
+		return nil, err
+	}
+	if !resp.Valid {
+		var msgs []string
+		for _, is := range resp.Issues {
+			msg := is.Message
+			if is.Expression != "" && !strings.Contains(msg, is.Expression) {
+				msg += fmt.Sprintf(" (%s: %q)", is.Source, is.Expression)
+			}
+			msgs = append(msgs, msg)
+		}
+		return nil, blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("the package failed validation: %s", strings.Join(msgs, "; ")))
+	}
+	return warnings, nil
+}
+
+// checkConfiguration validates the service's current configuration against
+// a new bundle's schema by rendering its effective values.
+func (m *core) checkConfiguration(ctx context.Context, svc *lifecycle.Service, nb *bundle.Bundle) []string {
+	layers, err := m.layers(ctx, svc, RenderInput{})
+	if err != nil {
+		return []string{err.Error()}
+	}
+	if _, err = m.peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: nb, Values: layers}); err != nil {
+		return []string{err.Error()}
+	}
+	return nil
+}
