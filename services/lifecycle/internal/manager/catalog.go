@@ -47,7 +47,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 
 // IsBlocked reports a non-retryable step failure.
 func IsBlocked(err error) bool {
-	var b *blockedError
+	var b *lifecycle.BlockedError
 	return errors.As(err, &b)
 }
 

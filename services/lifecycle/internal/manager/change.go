@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"sigs.k8s.io/yaml"
 )
 
@@ -125,7 +126,7 @@ func (m *core) Apply(ctx context.Context, id string, c Change) (*lifecycle.Servi
 	var wantGrants map[string]any
 	activating := c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateActive && current.LifecycleState == lifecycle.StateInactive
 	if activating || (c.Accepted != nil && current.Digest != "") {
-		b, err := m.loadBundle(current)
+		b, err := steps.LoadBundle(m.bundles, current)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +139,7 @@ func (m *core) Apply(ctx context.Context, id string, c Change) (*lifecycle.Servi
 		}
 	}
 	var op *lifecycle.Operation
-	svc, err := m.mutate(ctx, id, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
+	svc, err := m.Mutate(ctx, id, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
 		op = nil
 		if c.Revision != nil && *c.Revision != svc.Revision {
 			return fmt.Errorf("service %s is at revision %d, the request expected %d: re-read it and retry: %w", id, svc.Revision, *c.Revision, lifecycle.ErrConflict)

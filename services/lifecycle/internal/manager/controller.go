@@ -8,6 +8,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/safe"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -231,15 +232,15 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 		}
 	}
 	probe := svc.Clone()
-	m.setStatusFromResources(probe, all)
+	steps.SetStatusFromResources(probe, all)
 	if probe.Status == svc.Status && probe.LastKnownGood == svc.LastKnownGood {
 		return nil
 	}
-	_, err = m.mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	_, err = m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if !reconciled(s) {
 			return nil
 		}
-		m.setStatusFromResources(s, all)
+		steps.SetStatusFromResources(s, all)
 		return nil
 	})
 	return err

@@ -66,30 +66,10 @@ func (r *run) StepDone(i int) bool {
 	return r.op.Steps[i].Status == lifecycle.StepSucceeded || r.op.Steps[i].Status == lifecycle.StepSkipped
 }
 
-// blockedError marks a step outcome that must not be retried: the
-// operation fails and the service shows why.
-type blockedError struct {
-	errType string
-	err     error
-	// details are shown in errorDetails after the failure itself: every
-	// result of the check that blocked (errors, warnings and infos).
-	details []lifecycle.ErrorDetail
-}
-
-func (b *blockedError) Error() string { return b.err.Error() }
-func (b *blockedError) Unwrap() error { return b.err }
-
-func blocked(errType string, err error) error { return &blockedError{errType: errType, err: err} }
-
-// blockedWith is blocked, keeping every result of the check that blocked.
-func blockedWith(errType string, err error, details []lifecycle.ErrorDetail) error {
-	return &blockedError{errType: errType, err: err, details: details}
-}
-
 // retryable: a peer or target that is down, unless the step said the
 // failure is final.
 func retryable(err error) bool {
-	var b *blockedError
+	var b *lifecycle.BlockedError
 	return !errors.As(err, &b) && transient(err)
 }
 
@@ -156,7 +136,7 @@ func (j journal) Run(ctx context.Context, r *run, i int) error {
 	// A delete's later steps run once the record may be gone.
 	goneMidDelete := errors.Is(err, lifecycle.ErrNotFound) && r.op.Type == lifecycle.OpDelete && i > 0
 	if err != nil && !goneMidDelete {
-		return blocked(lifecycle.ErrTypeInstall, fmt.Errorf("service vanished: %w", err))
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("service vanished: %w", err))
 	}
 	r.svc = svc
 	def, ok := operations[r.op.Type]
@@ -228,7 +208,7 @@ func progressPercent(op *lifecycle.Operation, i int, st string) int {
 
 // noteRetry shows a retried step's reason in the service's state.
 func (m *core) noteRetry(ctx context.Context, r *run, step string, cause error) error {
-	_, err := m.mutate(ctx, r.op.ServiceID, func(_ lifecycle.Tx, svc *lifecycle.Service) error {
+	_, err := m.Mutate(ctx, r.op.ServiceID, func(_ lifecycle.Tx, svc *lifecycle.Service) error {
 		if svc.Progress != nil && svc.Progress.OperationID == r.op.ID {
 			svc.Progress.Message = fmt.Sprintf("retrying %s: %v", step, cause)
 		}
@@ -279,9 +259,9 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 	m.log.Warn("operation failed", "service", op.ServiceID, "operation", op.ID, "type", op.Type, "step", op.Steps[i].Name, "outcome", outcome, "error", cause)
 	errType := lifecycle.ErrTypeInstall
 	var details []lifecycle.ErrorDetail
-	var b *blockedError
+	var b *lifecycle.BlockedError
 	if errors.As(cause, &b) {
-		errType, details = b.errType, b.details
+		errType, details = b.ErrType, b.Details
 	}
 	err := m.closeOperation(ctx, op, func(svc *lifecycle.Service) {
 		if svc.ActiveOperation == op.ID && outcome != lifecycle.OutcomeStuck {

@@ -252,9 +252,9 @@ func (r *recordingTx) DeleteService(id string) error {
 	return nil
 }
 
-// mutate applies fn to a fresh copy of the service and writes it back,
+// Mutate applies fn to a fresh copy of the service and writes it back,
 // retrying when a concurrent writer won (fn must be repeatable).
-func (m *core) mutate(ctx context.Context, id string, fn func(tx lifecycle.Tx, svc *lifecycle.Service) error) (*lifecycle.Service, error) {
+func (m *core) Mutate(ctx context.Context, id string, fn func(tx lifecycle.Tx, svc *lifecycle.Service) error) (*lifecycle.Service, error) {
 	var out *lifecycle.Service
 	err := m.update(ctx, func(tx lifecycle.Tx) error {
 		svc, err := tx.Service(id)

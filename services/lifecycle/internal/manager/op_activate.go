@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
 
 // Activation: PATCH lifecycleState inactive -> active, once the EULA,
@@ -53,7 +54,7 @@ func (m *core) startActivation(svc *lifecycle.Service, wantGrants map[string]any
 // which runs the same steps on an active service). Every step renders
 // through the run's cache, so a restarted run renders once again.
 func (m *core) activateStep(ctx context.Context, r *run, name string) error {
-	b, err := m.loadBundle(r.svc)
+	b, err := steps.LoadBundle(m.bundles, r.svc)
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ import (
 func (m *Manager) Delete(ctx context.Context, id string, force bool, by string) (*lifecycle.Service, error) {
 	var op *lifecycle.Operation
 	var takeover string
-	svc, err := m.mutate(ctx, id, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
+	svc, err := m.Mutate(ctx, id, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
 		op, takeover = nil, ""
 		if svc.LifecycleState == lifecycle.StateDecommissioned {
 			if !force {

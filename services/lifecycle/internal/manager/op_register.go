@@ -7,6 +7,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
 
 // Register steps, in order: download the bundle and record it on the
@@ -24,7 +25,7 @@ var registerOperation = operationDef{
 func (m *core) registerStep(ctx context.Context, r *run, name string) error {
 	switch name {
 	case "download":
-		b, err := m.fetch(ctx, r, r.op.Params.Source)
+		b, err := steps.Fetch(ctx, m.bundles, m, r.op, r.op.Params.Source)
 		if err != nil {
 			return err
 		}
@@ -41,10 +42,10 @@ func packageIdentity(b *bundle.Bundle, wantName, wantVersion string) (name, vers
 	name = b.Package.RefName
 	version = b.Package.Version
 	if wantName != "" && name != "" && wantName != name {
-		return "", "", blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the request names the service %q but the package's spec.refName is %q", wantName, name))
+		return "", "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the request names the service %q but the package's spec.refName is %q", wantName, name))
 	}
 	if wantVersion != "" && version != "" && wantVersion != version {
-		return "", "", blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the request names version %q but the package's spec.version is %q", wantVersion, version))
+		return "", "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the request names version %q but the package's spec.version is %q", wantVersion, version))
 	}
 	if name == "" {
 		name = wantName
@@ -53,10 +54,10 @@ func packageIdentity(b *bundle.Bundle, wantName, wantVersion string) (name, vers
 		version = wantVersion
 	}
 	if name == "" {
-		return "", "", blocked(lifecycle.ErrTypeDownload, fmt.Errorf("package.yml has no spec.refName and the request named none: pass \"name\""))
+		return "", "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("package.yml has no spec.refName and the request named none: pass \"name\""))
 	}
 	if version == "" {
-		return "", "", blocked(lifecycle.ErrTypeDownload, fmt.Errorf("package.yml has no spec.version (set by the build) and the request named none: pass \"version\""))
+		return "", "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("package.yml has no spec.version (set by the build) and the request named none: pass \"version\""))
 	}
 	return name, version, nil
 }
@@ -79,10 +80,10 @@ func (m *core) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) error 
 	r.op.ToVersion = version
 	r.op.ServiceName = name
 	r.op.Params.TargetDigest = b.Digest
-	_, err = m.mutate(ctx, r.op.ServiceID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
+	_, err = m.Mutate(ctx, r.op.ServiceID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
 		for _, other := range m.repo.Services(ctx) {
 			if other.ID != svc.ID && other.Name == name && other.LifecycleState != lifecycle.StateDecommissioned {
-				return blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("%s is already registered as service %s (version %s): upgrade that service (PATCH source) or register this version with POST /v2/vcf-service-versions", name, other.ID, other.Version))
+				return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("%s is already registered as service %s (version %s): upgrade that service (PATCH source) or register this version with POST /v2/vcf-service-versions", name, other.ID, other.Version))
 			}
 		}
 		svc.Name, svc.Version, svc.Digest = name, version, b.Digest
@@ -95,7 +96,7 @@ func (m *core) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) error 
 
 func (m *core) validateRegistration(ctx context.Context, r *run) error {
 	svc := r.svc
-	b, err := m.loadBundle(svc)
+	b, err := steps.LoadBundle(m.bundles, svc)
 	if err != nil {
 		return err
 	}
@@ -103,7 +104,7 @@ func (m *core) validateRegistration(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
-	_, err = m.mutate(ctx, svc.ID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
+	_, err = m.Mutate(ctx, svc.ID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
 		svc.ErrorDetails = warnings
 		svc.Status = lifecycle.StatusUnresolved
 		svc.Phase = lifecycle.PhaseResolving

@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -58,7 +59,7 @@ func (m *core) Rollback(ctx context.Context, id, targetVersion, by string) (*lif
 		return nil, err
 	}
 	var op *lifecycle.Operation
-	out, err := m.mutate(ctx, id, func(tx lifecycle.Tx, s *lifecycle.Service) error {
+	out, err := m.Mutate(ctx, id, func(tx lifecycle.Tx, s *lifecycle.Service) error {
 		op = nil
 		if s.LifecycleState == lifecycle.StateDecommissioned {
 			return fmt.Errorf("service %s is being deleted: %w", id, lifecycle.ErrConflict)
@@ -103,7 +104,7 @@ func (m *core) abandonStuckChecks(ctx context.Context, svc *lifecycle.Service, b
 	if err != nil || op.Type != lifecycle.OpUpgrade || op.Outcome != lifecycle.OutcomeStuck || svc.Version != op.FromVersion || svc.Maintenance {
 		return nil, nil
 	}
-	return m.mutate(ctx, svc.ID, func(tx lifecycle.Tx, s *lifecycle.Service) error {
+	return m.Mutate(ctx, svc.ID, func(tx lifecycle.Tx, s *lifecycle.Service) error {
 		if s.ActiveOperation != op.ID {
 			return fmt.Errorf("service %s changed while rolling back: %w", svc.ID, lifecycle.ErrConflict)
 		}
@@ -201,7 +202,7 @@ func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 	svc := r.svc
 	switch name {
 	case "maintenance":
-		_, err := m.mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+		_, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 			s.Maintenance = true
 			s.Status = lifecycle.StatusMaintenance
 			s.Phase = lifecycle.PhaseUpgrading
@@ -214,7 +215,7 @@ func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 		}
 		prev := svc.PreviousVersion
 		if prev == nil {
-			return blocked(lifecycle.ErrTypeInstall, fmt.Errorf("the previous version record is gone"))
+			return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("the previous version record is gone"))
 		}
 		pb, err := m.bundles.Load(prev.Digest)
 		if err != nil {
@@ -228,7 +229,7 @@ func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 		}
 		return m.moveResources(ctx, probe, rend, prev.Version, "rollback")
 	case "cleanup":
-		_, err := m.mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+		_, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 			if prev := s.PreviousVersion; prev != nil && s.Version != prev.Version {
 				s.Version, s.Digest, s.Source, s.Values = prev.Version, prev.Digest, prev.Source, prev.Values
 			}
@@ -240,7 +241,7 @@ func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 		if err != nil {
 			return err
 		}
-		return m.refreshStatus(ctx, svc.ID)
+		return steps.RefreshStatus(ctx, m.repo, m, svc.ID)
 	}
 	return fmt.Errorf("rollback has no step %q", name)
 }

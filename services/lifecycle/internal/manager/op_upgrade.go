@@ -8,6 +8,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
@@ -37,7 +38,7 @@ func (m *core) upgradeStep(ctx context.Context, r *run, name string) error {
 	switch name {
 	case "configuration":
 		if errs := m.checkConfiguration(ctx, u.old, u.nb); len(errs) > 0 {
-			return blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("the current configuration does not fit version %s: %s", u.to, strings.Join(errs, "; ")))
+			return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("the current configuration does not fit version %s: %s", u.to, strings.Join(errs, "; ")))
 		}
 		return nil
 	case "compatibility":
@@ -77,26 +78,26 @@ func (m *core) upgradeTarget(ctx context.Context, r *run) (*bundle.Bundle, error
 		}
 	}
 	if r.op.Params.Source == "" {
-		return nil, blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the upgrade names neither a source nor a stored bundle"))
+		return nil, lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the upgrade names neither a source nor a stored bundle"))
 	}
-	return m.fetch(ctx, r, r.op.Params.Source)
+	return steps.Fetch(ctx, m.bundles, m, r.op, r.op.Params.Source)
 }
 
 // checkTargetBundle refuses bundles that are not a newer version of the
 // same service.
 func checkTargetBundle(svc *lifecycle.Service, b *bundle.Bundle) (string, error) {
 	if b.Package.RefName != "" && b.Package.RefName != svc.Name {
-		return "", blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the new bundle is %q, not a version of %q", b.Package.RefName, svc.Name))
+		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the new bundle is %q, not a version of %q", b.Package.RefName, svc.Name))
 	}
 	v := b.Package.Version
 	if v == "" {
-		return "", blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the new bundle's package.yml has no spec.version"))
+		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the new bundle's package.yml has no spec.version"))
 	}
 	if v == svc.Version {
-		return "", blocked(lifecycle.ErrTypeDownload, fmt.Errorf("version %s is already installed", v))
+		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("version %s is already installed", v))
 	}
 	if version.Compare(v, svc.Version) < 0 {
-		return "", blocked(lifecycle.ErrTypeDownload, fmt.Errorf("version %s is older than the installed %s: downgrades go through POST /rollback", v, svc.Version))
+		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("version %s is older than the installed %s: downgrades go through POST /rollback", v, svc.Version))
 	}
 	return v, nil
 }
@@ -146,7 +147,7 @@ func (m *core) upgradeVersions(r *run) (*upgradeVersions, error) {
 		old = svc.Clone()
 		old.Version, old.Digest, old.Values = svc.PreviousVersion.Version, svc.PreviousVersion.Digest, svc.PreviousVersion.Values
 	}
-	ob, err := m.loadBundle(old)
+	ob, err := steps.LoadBundle(m.bundles, old)
 	if err != nil {
 		return nil, err
 	}
@@ -178,7 +179,7 @@ func (m *core) upgradeHook(ctx context.Context, u *upgradeVersions) error {
 		return err
 	}
 	if hook.Failure != "" {
-		return blocked(lifecycle.ErrTypeInstall, fmt.Errorf("the pre-check hook failed: %s", hook.Failure))
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("the pre-check hook failed: %s", hook.Failure))
 	}
 	return nil
 }
@@ -186,7 +187,7 @@ func (m *core) upgradeHook(ctx context.Context, u *upgradeVersions) error {
 // upgradeMaintenance freezes the service and keeps the version it leaves
 // for a rollback.
 func (m *core) upgradeMaintenance(ctx context.Context, u *upgradeVersions) error {
-	_, err := m.mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	_, err := m.Mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if s.Version != u.to {
 			s.PreviousVersion = &lifecycle.VersionRef{Version: s.Version, Digest: s.Digest, Source: s.Source, Values: s.Values}
 		}
@@ -205,7 +206,7 @@ func (m *core) upgradeResources(ctx context.Context, r *run, u *upgradeVersions)
 	if err != nil {
 		return err
 	}
-	if _, err := m.mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := m.Mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.Version, s.Digest, s.Source = u.to, u.nb.Digest, u.nb.Source
 		return nil
 	}); err != nil {
@@ -216,7 +217,7 @@ func (m *core) upgradeResources(ctx context.Context, r *run, u *upgradeVersions)
 
 // upgradeCleanup ends maintenance; the controllers take over.
 func (m *core) upgradeCleanup(ctx context.Context, u *upgradeVersions) error {
-	_, err := m.mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	_, err := m.Mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.Maintenance = false
 		s.Status = lifecycle.StatusBusy
 		s.UpgradeBlockedFor = ""
@@ -225,7 +226,7 @@ func (m *core) upgradeCleanup(ctx context.Context, u *upgradeVersions) error {
 	if err != nil {
 		return err
 	}
-	return m.refreshStatus(ctx, u.svc.ID)
+	return steps.RefreshStatus(ctx, m.repo, m, u.svc.ID)
 }
 
 // onUpgradeFailure sets the service's status after a failed upgrade. Before
@@ -298,7 +299,7 @@ func (m *core) maybeAutoUpgrade(ctx context.Context, svc *lifecycle.Service) {
 		return
 	}
 	var op *lifecycle.Operation
-	_, err = m.mutate(ctx, svc.ID, func(tx lifecycle.Tx, s *lifecycle.Service) error {
+	_, err = m.Mutate(ctx, svc.ID, func(tx lifecycle.Tx, s *lifecycle.Service) error {
 		op = nil
 		if s.ActiveOperation != "" || !s.AutoUpgrade {
 			return nil

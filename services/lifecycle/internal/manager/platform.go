@@ -172,7 +172,7 @@ func (m *core) evaluateSupervisor(ctx context.Context, supervisor, version, k8s 
 func (m *core) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgradeCheck) error {
 	for _, v := range chk.Services {
 		prefix := fmt.Sprintf("Supervisor %s upgrade to %s: ", chk.Supervisor, chk.TargetVersion)
-		_, err := m.mutate(ctx, v.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+		_, err := m.Mutate(ctx, v.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 			kept := s.ErrorDetails[:0:0]
 			for _, d := range s.ErrorDetails {
 				if !strings.HasPrefix(d.Message, fmt.Sprintf("Supervisor %s upgrade to ", chk.Supervisor)) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
@@ -87,7 +88,7 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 	if err != nil {
 		return nil, err
 	}
-	ob, err := m.loadBundle(svc)
+	ob, err := steps.LoadBundle(m.bundles, svc)
 	if err != nil {
 		return nil, err
 	}

@@ -65,7 +65,7 @@ func (p *applyProgress) applied(ctx context.Context, r *lifecycle.Resource) {
 	if !due {
 		return
 	}
-	_, _ = p.m.mutate(context.WithoutCancel(ctx), p.id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	_, _ = p.m.Mutate(context.WithoutCancel(ctx), p.id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if s.Progress == nil || s.ActiveOperation == "" || s.Progress.OperationID != s.ActiveOperation {
 			return errNoProgress // nothing to show: write nothing
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
 
 // RenderInput overrides the stored layers for a preview; nil fields take
@@ -84,7 +85,7 @@ func (m *core) serviceAndBundle(ctx context.Context, id string) (*lifecycle.Serv
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := m.loadBundle(svc)
+	b, err := steps.LoadBundle(m.bundles, svc)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/safe"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -93,12 +94,12 @@ func (m *core) diffRendered(ctx context.Context, svc *lifecycle.Service, rend *r
 	sups := rend.supervisors()
 	want, err := rend.place(svc, version, m.now())
 	if err != nil {
-		return resourceDiff{}, blocked(lifecycle.ErrTypeInstall, err)
+		return resourceDiff{}, lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
 	}
 	// The Supervisors the version runs on are recorded with its resources:
 	// the hook and Supervisor-upgrade evaluation read them later.
 	if !slices.Equal(svc.Supervisors, sups) {
-		if _, err := m.mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+		if _, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 			s.Supervisors = sups
 			return nil
 		}); err != nil {
@@ -164,7 +165,7 @@ func (m *core) applyRendered(ctx context.Context, svc *lifecycle.Service, rend *
 	if err := m.applyAll(ctx, svc, apply); err != nil {
 		return err
 	}
-	return m.refreshStatus(ctx, svc.ID)
+	return steps.RefreshStatus(ctx, m.repo, m, svc.ID)
 }
 
 // applyAll applies resources to their targets in parallel and records the

@@ -26,7 +26,7 @@ func (m *core) environments(ctx context.Context, rend *rendered) ([]lifecycle.En
 	for _, name := range serviceSupervisors(rend.Resources, inv) {
 		sup, ok := byName[name]
 		if !ok {
-			return nil, blocked(lifecycle.ErrTypeInstall, fmt.Errorf("rendered resources target Supervisor %q, which is not in the platform inventory (GET /v2/inventory)", name))
+			return nil, lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("rendered resources target Supervisor %q, which is not in the platform inventory (GET /v2/inventory)", name))
 		}
 		envs = append(envs, lifecycle.Environment{Supervisor: name, SupervisorVersion: sup.Version, KubernetesVersion: sup.KubernetesVersion})
 	}
@@ -73,14 +73,14 @@ func (m *core) checkInstall(ctx context.Context, svc *lifecycle.Service, b *bund
 		return err
 	}
 	details, blockers := resultDetails(verdict.Results)
-	if _, err := m.mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.ErrorDetails = append(withoutType(s.ErrorDetails, lifecycle.ErrTypeInstall), nonErrors(details)...)
 		return nil
 	}); err != nil {
 		return err
 	}
 	if verdict.Blocked || len(blockers) > 0 {
-		return blockedWith(lifecycle.ErrTypeInstall, fmt.Errorf("compatibility check failed: %s", strings.Join(blockers, "; ")), details)
+		return lifecycle.BlockedWith(lifecycle.ErrTypeInstall, fmt.Errorf("compatibility check failed: %s", strings.Join(blockers, "; ")), details)
 	}
 	return nil
 }
@@ -101,7 +101,7 @@ func nonErrors(ds []lifecycle.ErrorDetail) []lifecycle.ErrorDetail {
 // each is its own errorDetail, so an administrator sees the warnings too.
 func (m *core) noteResults(ctx context.Context, id string, results []lifecycle.CheckResult, what string) error {
 	details, blockers := resultDetails(results)
-	if _, err := m.mutate(ctx, id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := m.Mutate(ctx, id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.ErrorDetails = append(s.ErrorDetails, nonErrors(details)...)
 		return nil
 	}); err != nil {
@@ -112,7 +112,7 @@ func (m *core) noteResults(ctx context.Context, id string, results []lifecycle.C
 		for i, d := range details {
 			all[i] = d.Severity + " " + d.Message
 		}
-		return blockedWith(lifecycle.ErrTypeInstall, fmt.Errorf("%s: %s", what, strings.Join(all, "; ")), details)
+		return lifecycle.BlockedWith(lifecycle.ErrTypeInstall, fmt.Errorf("%s: %s", what, strings.Join(all, "; ")), details)
 	}
 	return nil
 }

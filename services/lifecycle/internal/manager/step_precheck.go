@@ -71,14 +71,14 @@ func (m *core) prechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.
 	if err != nil {
 		return err
 	}
-	if _, err := m.mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.PreCheck = report
 		return nil
 	}); err != nil {
 		return err
 	}
 	if report.Status == "Failed" {
-		return blocked(lifecycle.ErrTypeInstall, fmt.Errorf("dynamic pre-checks failed: %s", failedChecks(report)))
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("dynamic pre-checks failed: %s", failedChecks(report)))
 	}
 	return nil
 }
@@ -86,7 +86,7 @@ func (m *core) prechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.
 func (m *core) dynamicPrechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *rendered, version string) (*lifecycle.PreCheckReport, error) {
 	resources, err := rend.place(svc, version, m.now())
 	if err != nil {
-		return nil, blocked(lifecycle.ErrTypeInstall, err)
+		return nil, lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
 	}
 	staged, err := m.stage(ctx, svc, resources)
 	if err != nil {

@@ -21,7 +21,7 @@ func (m *core) renderFor(ctx context.Context, r *run, svc *lifecycle.Service, b 
 	rend, err := m.render(ctx, svc, b, RenderInput{})
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrInvalidArgument) {
-			return nil, blocked(lifecycle.ErrTypeConfiguration, err)
+			return nil, lifecycle.Blocked(lifecycle.ErrTypeConfiguration, err)
 		}
 		return nil, err
 	}
@@ -30,7 +30,7 @@ func (m *core) renderFor(ctx context.Context, r *run, svc *lifecycle.Service, b 
 	}
 	r.scratch[key] = rend
 	effective := base64.StdEncoding.EncodeToString(rend.Effective)
-	if _, err := m.mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		// Only the installed version's render is the service's effective
 		// configuration; an upgrade's checks render the next one.
 		if s.Digest == b.Digest {

@@ -62,7 +62,7 @@ func (m *core) moveResources(ctx context.Context, svc *lifecycle.Service, rend *
 		}
 	}
 	if len(failed) > 0 {
-		return blocked(lifecycle.ErrTypeResource, fmt.Errorf("%s left %d resource(s) failed: %s", what, len(failed), strings.Join(failed, "; ")))
+		return lifecycle.Blocked(lifecycle.ErrTypeResource, fmt.Errorf("%s left %d resource(s) failed: %s", what, len(failed), strings.Join(failed, "; ")))
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ func (m *core) validateBundle(ctx context.Context, svc *lifecycle.Service, b *bu
 	resp, err := m.peers.Compatibility.ValidatePackage(ctx, req)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrInvalidArgument) {
-			return nil, blocked(lifecycle.ErrTypeConfiguration, err)
+			return nil, lifecycle.Blocked(lifecycle.ErrTypeConfiguration, err)
 		}
 		return nil, err
 	}
@@ -58,7 +58,7 @@ func (m *core) validateBundle(ctx context.Context, svc *lifecycle.Service, b *bu
 			}
 			msgs = append(msgs, msg)
 		}
-		return nil, blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("the package failed validation: %s", strings.Join(msgs, "; ")))
+		return nil, lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("the package failed validation: %s", strings.Join(msgs, "; ")))
 	}
 	return warnings, nil
 }

@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -7,23 +7,23 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-// refreshStatus recomputes a service's status from its resources.
-func (m *core) refreshStatus(ctx context.Context, id string) error {
-	res, err := m.repo.Resources(ctx, id)
+// RefreshStatus recomputes a service's status from its resources.
+func RefreshStatus(ctx context.Context, repo lifecycle.Repository, w Writer, id string) error {
+	res, err := repo.Resources(ctx, id)
 	if err != nil {
 		return err
 	}
-	_, err = m.mutate(ctx, id, func(_ lifecycle.Tx, svc *lifecycle.Service) error {
-		m.setStatusFromResources(svc, res)
+	_, err = w.Mutate(ctx, id, func(_ lifecycle.Tx, svc *lifecycle.Service) error {
+		SetStatusFromResources(svc, res)
 		return nil
 	})
 	return err
 }
 
-// setStatusFromResources: Healthy when every resource is Healthy,
+// SetStatusFromResources: Healthy when every resource is Healthy,
 // Unhealthy when any is Unhealthy, Busy otherwise. Services that are not
 // running keep their status.
-func (m *core) setStatusFromResources(svc *lifecycle.Service, res []*lifecycle.Resource) {
+func SetStatusFromResources(svc *lifecycle.Service, res []*lifecycle.Resource) {
 	if svc.LifecycleState != lifecycle.StateActive || svc.Maintenance {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
 
 // A failed download names the source once ("fetch URL: …", not "fetch
@@ -30,7 +31,7 @@ func TestFetchErrorNamesTheSourceOnce(t *testing.T) {
 	require.NoError(t, m.ValidateSource(source))
 
 	r := &run{op: &lifecycle.Operation{ID: "op", ServiceID: lifecycle.IDPrefix + "none", Type: lifecycle.OpRegister}}
-	_, err = m.fetch(context.Background(), r, source)
+	_, err = steps.Fetch(context.Background(), m.bundles, m, r.op, source)
 	require.Error(t, err)
 	require.True(t, IsBlocked(err), "a missing bundle is not retried: %v", err)
 	require.Equal(t, 1, strings.Count(err.Error(), source), "the source appears once: %v", err)
