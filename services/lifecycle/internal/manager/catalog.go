@@ -16,7 +16,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 	if err := m.ValidateSource(source); err != nil {
 		return nil, err
 	}
-	b, err := m.bundles.Fetch(ctx, source, nil)
+	b, err := m.Bundles.Fetch(ctx, source, nil)
 	if err != nil {
 		return nil, lifecycle.InvalidArgument("register version", err)
 	}
@@ -24,7 +24,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 		return nil, fmt.Errorf("register %s: package.yml must carry spec.refName and spec.version: %w", source, lifecycle.ErrInvalidArgument)
 	}
 	probe := &lifecycle.Service{ID: "catalog", Name: b.Package.RefName, Version: b.Package.Version, Digest: b.Digest, BuiltIn: builtIn, Namespace: Namespace(b.Package.RefName)}
-	if _, err := m.validateBundle(ctx, probe, b); err != nil {
+	if _, err := m.ValidateBundle(ctx, probe, b); err != nil {
 		if IsBlocked(err) {
 			return nil, lifecycle.InvalidArgument("register "+source, err)
 		}
@@ -32,12 +32,12 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 	}
 	entry := &lifecycle.CatalogEntry{Name: b.Package.RefName, Version: b.Package.Version, Source: source, Digest: b.Digest,
 		Status: lifecycle.StatusReady, RegisteredAt: m.now(), BuiltIn: builtIn}
-	if err := m.update(ctx, func(tx lifecycle.Tx) error { return tx.PutCatalog(entry) }); err != nil {
+	if err := m.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutCatalog(entry) }); err != nil {
 		return nil, err
 	}
 	// A new version: the services of that package check for an automatic
 	// upgrade.
-	for _, svc := range m.repo.Services(ctx) {
+	for _, svc := range m.Repo.Services(ctx) {
 		if svc.Name == entry.Name {
 			m.queue.Add(svc.ID)
 		}
@@ -53,7 +53,7 @@ func IsBlocked(err error) bool {
 
 // Versions lists the catalog.
 func (m *Manager) Versions(ctx context.Context, name string) ([]*lifecycle.CatalogEntry, error) {
-	return m.repo.Catalog(ctx, name)
+	return m.Repo.Catalog(ctx, name)
 }
 
 // AvailableUpgrade is the newest registered version newer than the
@@ -62,7 +62,7 @@ func (m *core) AvailableUpgrade(ctx context.Context, svc *lifecycle.Service) (*l
 	if svc.Name == "" || svc.Version == "" {
 		return nil, nil
 	}
-	entries, err := m.repo.Catalog(ctx, svc.Name)
+	entries, err := m.Repo.Catalog(ctx, svc.Name)
 	if err != nil {
 		return nil, fmt.Errorf("read the catalog of %s: %w", svc.Name, err)
 	}
@@ -85,7 +85,7 @@ func NewestUpgrade(entries []*lifecycle.CatalogEntry, installed string) *lifecyc
 }
 
 func (m *core) catalogEntry(ctx context.Context, name, version string) (*lifecycle.CatalogEntry, error) {
-	entries, err := m.repo.Catalog(ctx, name)
+	entries, err := m.Repo.Catalog(ctx, name)
 	if err != nil {
 		return nil, err
 	}

@@ -126,7 +126,7 @@ func (m *core) Apply(ctx context.Context, id string, c Change) (*lifecycle.Servi
 	var wantGrants map[string]any
 	activating := c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateActive && current.LifecycleState == lifecycle.StateInactive
 	if activating || (c.Accepted != nil && current.Digest != "") {
-		b, err := steps.LoadBundle(m.bundles, current)
+		b, err := steps.LoadBundle(m.Bundles, current)
 		if err != nil {
 			return nil, err
 		}
@@ -134,7 +134,7 @@ func (m *core) Apply(ctx context.Context, id string, c Change) (*lifecycle.Servi
 		if c.Values != nil {
 			applyValues(probe, c)
 		}
-		if wantGrants, err = m.accessGrants(ctx, probe, b, RenderInput{}); err != nil {
+		if wantGrants, err = m.AccessGrants(ctx, probe, b, lifecycle.RenderInput{}); err != nil {
 			return nil, fmt.Errorf("render access grants to check acceptance: %w", err)
 		}
 	}

@@ -34,7 +34,7 @@ const healthyRecheck = 15
 
 // kickControllers queues every service for a controller pass.
 func (m *core) kickControllers() {
-	for _, svc := range m.repo.Services(context.Background()) {
+	for _, svc := range m.Repo.Services(context.Background()) {
 		m.queue.Add(svc.ID)
 	}
 }
@@ -67,7 +67,7 @@ func (m *core) onTargetChange(c target.Change) {
 // store shared by replicas it also reloads the service view periodically
 // and queues every service after each reload.
 func (m *core) controllerLoop(ctx context.Context) {
-	if feed, ok := m.driver.(target.ChangeFeed); ok {
+	if feed, ok := m.Driver.(target.ChangeFeed); ok {
 		feed.Watch(ctx, m.onTargetChange)
 	}
 	stop := context.AfterFunc(ctx, m.queue.ShutDown)
@@ -81,7 +81,7 @@ func (m *core) controllerLoop(ctx context.Context) {
 		})
 	}
 	defer wg.Wait()
-	r, canRefresh := m.repo.(interface{ Refresh(context.Context) error })
+	r, canRefresh := m.Repo.(interface{ Refresh(context.Context) error })
 	if !canRefresh || m.cfg.RefreshInterval <= 0 {
 		<-ctx.Done()
 		return
@@ -94,7 +94,7 @@ func (m *core) controllerLoop(ctx context.Context) {
 			return
 		case <-t.C:
 			if err := r.Refresh(ctx); err != nil && ctx.Err() == nil {
-				m.log.Warn("refresh the service view", "error", err)
+				m.Log.Warn("refresh the service view", "error", err)
 				continue
 			}
 			m.kickControllers()
@@ -106,7 +106,7 @@ func (m *core) controllerLoop(ctx context.Context) {
 // controllers keep that are not Healthy, automatic upgrades, and — without
 // a change feed — everything.
 func (m *core) queueAtStart(ctx context.Context) {
-	for _, svc := range m.repo.Services(ctx) {
+	for _, svc := range m.Repo.Services(ctx) {
 		if !m.feed || svc.AutoUpgrade || (reconciled(svc) && svc.Status != lifecycle.StatusHealthy) {
 			m.queue.Add(svc.ID)
 		}
@@ -132,12 +132,12 @@ func (m *core) processNext(ctx context.Context) bool {
 // upgrade check, then the reconcile when the service is one the
 // controllers keep, then when to look again.
 func (m *core) reconcileKey(ctx context.Context, id string) {
-	svc, err := m.repo.Service(ctx, id)
+	svc, err := m.Repo.Service(ctx, id)
 	if err != nil {
 		m.queue.Forget(id) // deleted
 		return
 	}
-	_ = safe.Call(m.log, "auto-upgrade check of "+id, func() error { m.maybeAutoUpgrade(ctx, svc); return nil })
+	_ = safe.Call(m.Log, "auto-upgrade check of "+id, func() error { m.maybeAutoUpgrade(ctx, svc); return nil })
 	if svc.AutoUpgrade && svc.UpgradeBlockedFor != "" {
 		m.queue.AddAfter(id, m.autoUpgradeRetry())
 	}
@@ -149,19 +149,19 @@ func (m *core) reconcileKey(ctx context.Context, id string) {
 	m.reconciling[id] = true
 	m.mu.Unlock()
 	// A panicking reconcile fails that reconcile only.
-	err = safe.Call(m.log, "reconcile of "+id, func() error { return m.reconcile(ctx, svc) })
+	err = safe.Call(m.Log, "reconcile of "+id, func() error { return m.reconcile(ctx, svc) })
 	m.mu.Lock()
 	delete(m.reconciling, id)
 	m.mu.Unlock()
 	if err != nil {
 		if ctx.Err() == nil {
-			m.log.Warn("reconcile", "service", id, "error", err)
+			m.Log.Warn("reconcile", "service", id, "error", err)
 			m.queue.AddRateLimited(id)
 		}
 		return
 	}
 	m.queue.Forget(id)
-	after, err := m.repo.Service(ctx, id)
+	after, err := m.Repo.Service(ctx, id)
 	switch {
 	case err != nil:
 	case after.Status != lifecycle.StatusHealthy:
@@ -181,7 +181,7 @@ func reconciled(svc *lifecycle.Service) bool {
 // reconcile brings each resource of a service to its desired state on its
 // target: missing or changed ones are (re-)applied, pending ones polled.
 func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
-	res, err := m.repo.Resources(ctx, svc.ID)
+	res, err := m.Repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return err
 	}
@@ -193,7 +193,7 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 			continue
 		}
 		read := time.Now()
-		obj, err := m.driver.Get(ctx, r.Target)
+		obj, err := m.Driver.Get(ctx, r.Target)
 		m.cfg.Observer.Reconciled(r.Kind, r.Target.System, time.Since(read), err)
 		switch {
 		case errors.Is(err, target.ErrNotFound):
@@ -212,23 +212,23 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 		}
 	}
 	if len(changed) > 0 {
-		if err := m.putResources(ctx, changed); err != nil {
+		if err := m.PutResources(ctx, changed); err != nil {
 			return err
 		}
 	}
 	if len(apply) > 0 && m.stillReconciled(ctx, svc.ID) {
-		if err := m.applyAll(ctx, svc, apply); err != nil {
+		if err := m.ApplyAll(ctx, svc, apply); err != nil {
 			return err
 		}
 	}
 	// Status is written only when it changes, so quiet passes write nothing.
-	all, err := m.repo.Resources(ctx, svc.ID)
+	all, err := m.Repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return err
 	}
 	if m.sweepDue(svc.ID) {
-		if _, err := m.sweepOrphans(ctx, svc.ID, all); err != nil {
-			m.log.Warn("sweep orphaned target resources", "service", svc.ID, "error", err)
+		if _, err := m.SweepOrphans(ctx, svc.ID, all); err != nil {
+			m.Log.Warn("sweep orphaned target resources", "service", svc.ID, "error", err)
 		}
 	}
 	probe := svc.Clone()
@@ -265,7 +265,7 @@ func (m *core) sweepDue(id string) bool {
 // sameSpec reports whether the target holds what the record wants, for
 // resources without overlays (an overlay transforms the spec on purpose).
 func sameSpec(obj target.Object, r *lifecycle.Resource) bool {
-	if labelOf(r.Doc, LabelOverlay) != "" {
+	if steps.LabelOf(r.Doc, steps.LabelOverlay) != "" {
 		return r.ExternalID != ""
 	}
 	return lifecycle.DocHash(obj.Spec) == r.Hash

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -86,8 +87,8 @@ func TestPlanResources(t *testing.T) {
 }
 
 func TestOverlaySelectors(t *testing.T) {
-	require.Equal(t, []string{"data", "tls.crt"}, splitPath(`data.tls\.crt`))
-	require.Equal(t, []string{"status", "readyConditions", "externalIp"}, splitPath("status.readyConditions.externalIp"))
+	require.Equal(t, []string{"data", "tls.crt"}, steps.SplitPath(`data.tls\.crt`))
+	require.Equal(t, []string{"status", "readyConditions", "externalIp"}, steps.SplitPath("status.readyConditions.externalIp"))
 	res := []*lifecycle.Resource{
 		{Kind: "SupervisorService", Doc: map[string]any{"metadata": map[string]any{"labels": map[string]any{
 			"services.vcfa.broadcom.com/context": "install", "services.vcfa.broadcom.com/link-region": "us-west-1"}}},
@@ -95,15 +96,15 @@ func TestOverlaySelectors(t *testing.T) {
 		{Kind: "Secret", Doc: map[string]any{"metadata": map[string]any{"labels": map[string]any{"app": "arcturus"}},
 			"data": map[string]any{"tls.crt": "Q0VSVA=="}}},
 	}
-	v, ok := resolveSelector(map[string]any{"kind": "SupervisorService", "labels": map[string]any{
+	v, ok := steps.ResolveSelector(map[string]any{"kind": "SupervisorService", "labels": map[string]any{
 		"services.vcfa.broadcom.com/context": "install", "services.vcfa.broadcom.com/link-region": "us-west-1"},
 		"path": "status.readyConditions.externalIp"}, res)
 	require.True(t, ok)
 	require.Equal(t, "10.0.1.100", v)
-	v, ok = resolveSelector(map[string]any{"kind": "Secret", "labels": map[string]any{"app": "arcturus"}, "path": `data.tls\.crt`}, res)
+	v, ok = steps.ResolveSelector(map[string]any{"kind": "Secret", "labels": map[string]any{"app": "arcturus"}, "path": `data.tls\.crt`}, res)
 	require.True(t, ok)
 	require.Equal(t, "CERT", v)
-	_, ok = resolveSelector(map[string]any{"kind": "SupervisorService", "labels": map[string]any{"services.vcfa.broadcom.com/link-region": "eu"},
+	_, ok = steps.ResolveSelector(map[string]any{"kind": "SupervisorService", "labels": map[string]any{"services.vcfa.broadcom.com/link-region": "eu"},
 		"path": "status.readyConditions.externalIp"}, res)
 	require.False(t, ok, "labels must match")
 }
@@ -116,7 +117,7 @@ func twoRegions() *lifecycle.Inventory {
 }
 
 func linked(d *lifecycle.Document, region string) *lifecycle.Document {
-	d.Labels = map[string]string{LinkRegionLabel: region}
+	d.Labels = map[string]string{steps.LinkRegionLabel: region}
 	return d
 }
 
@@ -138,10 +139,10 @@ func TestServiceSupervisors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			require.Equal(t, c.want, serviceSupervisors(c.docs, inv))
+			require.Equal(t, c.want, steps.ServiceSupervisors(c.docs, inv))
 		})
 	}
-	require.Empty(t, serviceSupervisors([]*lifecycle.Document{role}, &lifecycle.Inventory{}))
+	require.Empty(t, steps.ServiceSupervisors([]*lifecycle.Document{role}, &lifecycle.Inventory{}))
 }
 
 // A service made only of VCF Automation kinds with a region-linked Secret
@@ -149,12 +150,12 @@ func TestServiceSupervisors(t *testing.T) {
 // (issue 16 §2), and every resource has a namespace (§5).
 func TestSecretsReachTheirNamespace(t *testing.T) {
 	svc := &lifecycle.Service{ID: "svc-1", Namespace: "svc-arcturus"}
-	rend := &rendered{Inventory: twoRegions(), Resources: []*lifecycle.Document{
+	rend := &steps.Rendered{Inventory: twoRegions(), Resources: []*lifecycle.Document{
 		linked(doc("GlobalRole", "admin", "", "kind: GlobalRole\nspec:\n  name: Admin\n"), "us-west-1"),
 		doc("UserInterfacePlugin", "ui", "", "kind: UserInterfacePlugin\nspec:\n  image: x\n"),
 		linked(&lifecycle.Document{APIVersion: "v1", Kind: "Secret", Name: "hook-ca", YAML: []byte("kind: Secret\nmetadata:\n  name: hook-ca\n")}, "us-west-1"),
 	}}
-	res, err := lifecycle.ResourcesFrom(svc, "1.0.0", rend.Resources, rend.supervisors(), time.Now())
+	res, err := lifecycle.ResourcesFrom(svc, "1.0.0", rend.Resources, rend.Supervisors(), time.Now())
 	require.NoError(t, err)
 	var secrets []string
 	for _, r := range res {

@@ -24,7 +24,7 @@ type feeding struct{ on atomic.Bool }
 // followStore feeds the watch hub from the repository's feed, when it has
 // one.
 func (m *core) followStore(ctx context.Context, wg *sync.WaitGroup) {
-	f, ok := m.repo.(Feed)
+	f, ok := m.Repo.(Feed)
 	if !ok || !f.CanFollow() {
 		return
 	}
@@ -45,7 +45,7 @@ func (m *core) followStore(ctx context.Context, wg *sync.WaitGroup) {
 			m.queueReconcile(id)
 		})
 		if err != nil && ctx.Err() == nil {
-			m.log.Error("following the store stopped; watch streams see only this replica's changes", "error", err)
+			m.Log.Error("following the store stopped; watch streams see only this replica's changes", "error", err)
 		}
 	}()
 }

@@ -31,7 +31,7 @@ func TestFetchErrorNamesTheSourceOnce(t *testing.T) {
 	require.NoError(t, m.ValidateSource(source))
 
 	r := &run{op: &lifecycle.Operation{ID: "op", ServiceID: lifecycle.IDPrefix + "none", Type: lifecycle.OpRegister}}
-	_, err = steps.Fetch(context.Background(), m.bundles, m, r.op, source)
+	_, err = steps.Fetch(context.Background(), m.Bundles, m, r.op, source)
 	require.Error(t, err)
 	require.True(t, IsBlocked(err), "a missing bundle is not retried: %v", err)
 	require.Equal(t, 1, strings.Count(err.Error(), source), "the source appears once: %v", err)

@@ -57,6 +57,14 @@ type run struct {
 	scratch map[string]any
 }
 
+// cache is the run's scratch, made on first use.
+func (r *run) cache() map[string]any {
+	if r.scratch == nil {
+		r.scratch = map[string]any{}
+	}
+	return r.scratch
+}
+
 func (r *run) Kind() string          { return r.op.Type }
 func (r *run) Runnable() bool        { return !r.op.Done() && r.op.Outcome != lifecycle.OutcomeStuck }
 func (r *run) Steps() int            { return len(r.op.Steps) }
@@ -88,7 +96,7 @@ func transient(err error) bool {
 type journal struct{ m *core }
 
 func (j journal) Load(ctx context.Context, k engine.Key) (*run, error) {
-	op, err := j.m.repo.Operation(ctx, k.Service, k.Operation)
+	op, err := j.m.Repo.Operation(ctx, k.Service, k.Operation)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +104,7 @@ func (j journal) Load(ctx context.Context, k engine.Key) (*run, error) {
 }
 
 func (j journal) Unfinished(ctx context.Context) ([]engine.Key, error) {
-	ops, err := j.m.repo.UnfinishedOperations(ctx)
+	ops, err := j.m.Repo.UnfinishedOperations(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +113,7 @@ func (j journal) Unfinished(ctx context.Context) ([]engine.Key, error) {
 		if op.Outcome == lifecycle.OutcomeStuck {
 			continue // waits for a rollback or a force delete
 		}
-		j.m.log.Debug("unfinished operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+		j.m.Log.Debug("unfinished operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
 		keys = append(keys, engine.Key{Service: op.ServiceID, Operation: op.ID})
 	}
 	return keys, nil
@@ -115,7 +123,7 @@ func (j journal) Unfinished(ctx context.Context) ([]engine.Key, error) {
 // the engine's frequent takeover sweep reads memory, not the journal.
 func (j journal) Active(ctx context.Context) ([]engine.Key, error) {
 	var keys []engine.Key
-	for _, svc := range j.m.repo.Services(ctx) {
+	for _, svc := range j.m.Repo.Services(ctx) {
 		if svc.ActiveOperation != "" {
 			keys = append(keys, engine.Key{Service: svc.ID, Operation: svc.ActiveOperation})
 		}
@@ -132,7 +140,7 @@ func (j journal) StepRunning(ctx context.Context, r *run, i int) (time.Time, err
 
 // Run reads the service afresh and runs the operation's step i.
 func (j journal) Run(ctx context.Context, r *run, i int) error {
-	svc, err := j.m.repo.Service(ctx, r.op.ServiceID)
+	svc, err := j.m.Repo.Service(ctx, r.op.ServiceID)
 	// A delete's later steps run once the record may be gone.
 	goneMidDelete := errors.Is(err, lifecycle.ErrNotFound) && r.op.Type == lifecycle.OpDelete && i > 0
 	if err != nil && !goneMidDelete {
@@ -153,7 +161,7 @@ func (j journal) StepSucceeded(ctx context.Context, r *run, i int) error {
 func (j journal) Retrying(ctx context.Context, r *run, i, attempt int, cause error) {
 	op := r.op
 	op.Attempts = attempt
-	j.m.log.Warn("step failed; retrying", "service", op.ServiceID, "operation", op.ID, "step", op.Steps[i].Name, "attempt", attempt, "error", cause)
+	j.m.Log.Warn("step failed; retrying", "service", op.ServiceID, "operation", op.ID, "step", op.Steps[i].Name, "attempt", attempt, "error", cause)
 	_ = j.m.noteRetry(ctx, r, op.Steps[i].Name, cause)
 }
 
@@ -178,7 +186,7 @@ func (m *core) saveStep(ctx context.Context, r *run, i int, st, msg string) erro
 		op.Steps[i].FinishedAt = now
 		op.Attempts = 0
 	}
-	return m.update(ctx, func(tx lifecycle.Tx) error {
+	return m.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := tx.PutOperation(op); err != nil {
 			return err
 		}
@@ -221,7 +229,7 @@ func (m *core) noteRetry(ctx context.Context, r *run, step string, cause error) 
 // update its service in the same transaction; a service already gone is
 // fine (a delete's last step removes it).
 func (m *core) closeOperation(ctx context.Context, op *lifecycle.Operation, edit func(svc *lifecycle.Service)) error {
-	return m.update(ctx, func(tx lifecycle.Tx) error {
+	return m.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := tx.PutOperation(op); err != nil {
 			return err
 		}
@@ -256,7 +264,7 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 	if outcome != lifecycle.OutcomeStuck {
 		op.FinishedAt = m.now()
 	}
-	m.log.Warn("operation failed", "service", op.ServiceID, "operation", op.ID, "type", op.Type, "step", op.Steps[i].Name, "outcome", outcome, "error", cause)
+	m.Log.Warn("operation failed", "service", op.ServiceID, "operation", op.ID, "type", op.Type, "step", op.Steps[i].Name, "outcome", outcome, "error", cause)
 	errType := lifecycle.ErrTypeInstall
 	var details []lifecycle.ErrorDetail
 	var b *lifecycle.BlockedError
@@ -267,7 +275,7 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 		if svc.ActiveOperation == op.ID && outcome != lifecycle.OutcomeStuck {
 			svc.ActiveOperation = ""
 		}
-		svc.ErrorDetails = append(withoutType(svc.ErrorDetails, errType), lifecycle.ErrorDetail{Type: errType, Severity: lifecycle.SeverityError,
+		svc.ErrorDetails = append(lifecycle.WithoutType(svc.ErrorDetails, errType), lifecycle.ErrorDetail{Type: errType, Severity: lifecycle.SeverityError,
 			Message: fmt.Sprintf("%s failed at step %s: %v", op.Type, op.Steps[i].Name, cause)})
 		svc.ErrorDetails = append(svc.ErrorDetails, details...)
 		if outcome == lifecycle.OutcomeStuck {
@@ -288,19 +296,9 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 		}
 	})
 	if err != nil {
-		m.log.Error("record failed operation", "operation", op.ID, "error", err)
+		m.Log.Error("record failed operation", "operation", op.ID, "error", err)
 	}
 	m.afterFailure(ctx, op, outcome)
-}
-
-func withoutType(ds []lifecycle.ErrorDetail, t string) []lifecycle.ErrorDetail {
-	out := ds[:0:0]
-	for _, d := range ds {
-		if d.Type != t {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // finish records a successful operation.
@@ -319,8 +317,8 @@ func (m *core) finish(ctx context.Context, r *run) {
 		}
 	})
 	if err != nil {
-		m.log.Error("record finished operation", "operation", op.ID, "error", err)
+		m.Log.Error("record finished operation", "operation", op.ID, "error", err)
 	}
-	m.log.Info("operation succeeded", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+	m.Log.Info("operation succeeded", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
 	m.queueReconcile(op.ServiceID)
 }

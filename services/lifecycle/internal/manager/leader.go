@@ -26,16 +26,16 @@ func (m *core) runControllers(ctx context.Context) {
 		led, resign, err := m.cfg.Leadership.Lead(ctx)
 		if err != nil {
 			if ctx.Err() == nil {
-				m.log.Warn("campaign for controller leadership; retrying", "error", err)
+				m.Log.Warn("campaign for controller leadership; retrying", "error", err)
 				wait(ctx, m.cfg.RetryBackoff)
 			}
 			continue
 		}
-		m.log.Info("leading the controllers")
+		m.Log.Info("leading the controllers")
 		m.controllerLoop(led)
 		resign()
 		if ctx.Err() == nil {
-			m.log.Warn("lost controller leadership; campaigning again")
+			m.Log.Warn("lost controller leadership; campaigning again")
 		}
 	}
 }

@@ -114,7 +114,7 @@ func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := m.repo.Services(ctx)
+	all := m.Repo.Services(ctx)
 	matched := make([]*lifecycle.Service, 0, len(all))
 	var cur *lifecycle.Service
 	get := func(sel string) (string, bool) { return fieldOf(cur, sel) }

@@ -16,6 +16,7 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/workqueue"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -97,12 +98,9 @@ type Manager struct {
 // core holds the ports and the machinery the operations, steps and
 // controllers use.
 type core struct {
-	cfg     Config
-	repo    lifecycle.Repository
-	bundles lifecycle.Bundles
-	peers   lifecycle.Peers
-	driver  target.Driver
-	log     *slog.Logger
+	cfg Config
+	// env holds the ports; the steps run on it (renamed steps.Env below).
+	*steps.Env
 
 	hub     *hub
 	feeding feeding
@@ -127,10 +125,14 @@ func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles
 		bundles = &refetching{Bundles: bundle.NewCache(bundles, 64), repo: repo}
 	}
 	m := &core{
-		cfg: cfg, repo: repo, bundles: bundles, peers: peers, driver: driver, log: cfg.Logger,
+		cfg:         cfg,
 		hub:         newHub(),
 		queue:       workqueue.New[string](cfg.ReconcileInterval, healthyRecheck*cfg.ReconcileInterval),
 		reconciling: map[string]bool{},
+	}
+	m.Env = &steps.Env{
+		Repo: repo, Bundles: bundles, Peers: peers, Driver: driver, Store: m, Log: cfg.Logger,
+		Now: m.now, TargetConcurrency: cfg.TargetConcurrency,
 	}
 	_, m.feed = driver.(target.ChangeFeed)
 	m.engine = engine.New(engine.Config{
@@ -183,7 +185,7 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 		defer wg.Done()
 		m.runControllers(ctx)
 	}()
-	if w, ok := m.driver.(target.Watcher); ok {
+	if w, ok := m.Driver.(target.Watcher); ok {
 		m.watchTargets(ctx, w)
 	}
 	return wg.Wait, nil
@@ -206,11 +208,11 @@ func Namespace(refName string) string {
 	return "svc-" + strings.ReplaceAll(strings.ToLower(refName), ".", "-")
 }
 
-// update runs fn in a transaction and announces every service it wrote to
+// Update runs fn in a transaction and announces every service it wrote to
 // watchers once committed.
-func (m *core) update(ctx context.Context, fn func(lifecycle.Tx) error) error {
+func (m *core) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
 	var rec *recordingTx
-	err := m.repo.Update(ctx, func(tx lifecycle.Tx) error {
+	err := m.Repo.Update(ctx, func(tx lifecycle.Tx) error {
 		rec = &recordingTx{Tx: tx}
 		return fn(rec)
 	})
@@ -256,7 +258,7 @@ func (r *recordingTx) DeleteService(id string) error {
 // retrying when a concurrent writer won (fn must be repeatable).
 func (m *core) Mutate(ctx context.Context, id string, fn func(tx lifecycle.Tx, svc *lifecycle.Service) error) (*lifecycle.Service, error) {
 	var out *lifecycle.Service
-	err := m.update(ctx, func(tx lifecycle.Tx) error {
+	err := m.Update(ctx, func(tx lifecycle.Tx) error {
 		svc, err := tx.Service(id)
 		if err != nil {
 			return err
@@ -284,13 +286,13 @@ func (m *core) Mutate(ctx context.Context, id string, fn func(tx lifecycle.Tx, s
 // start. It is not done where the engine lists unfinished operations: the
 // takeover sweep lists them again and again.
 func (m *core) countResumed(ctx context.Context) {
-	ops, err := m.repo.UnfinishedOperations(ctx)
+	ops, err := m.Repo.UnfinishedOperations(ctx)
 	if err != nil {
 		return // the engine's own listing reports the error
 	}
 	for _, op := range ops {
 		if op.Outcome != lifecycle.OutcomeStuck {
-			m.log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+			m.Log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
 			m.cfg.Observer.OperationResumed(op.Type)
 		}
 	}

@@ -54,11 +54,11 @@ func (m *core) startActivation(svc *lifecycle.Service, wantGrants map[string]any
 // which runs the same steps on an active service). Every step renders
 // through the run's cache, so a restarted run renders once again.
 func (m *core) activateStep(ctx context.Context, r *run, name string) error {
-	b, err := steps.LoadBundle(m.bundles, r.svc)
+	b, err := steps.LoadBundle(m.Bundles, r.svc)
 	if err != nil {
 		return err
 	}
-	rend, err := m.renderFor(ctx, r, r.svc, b)
+	rend, err := m.RenderFor(ctx, r.cache(), r.svc, b)
 	if err != nil {
 		return err
 	}
@@ -66,11 +66,11 @@ func (m *core) activateStep(ctx context.Context, r *run, name string) error {
 	case "render":
 		return nil
 	case "compatibility":
-		return m.checkInstall(ctx, r.svc, b, rend)
+		return m.CheckInstall(ctx, r.svc, b, rend)
 	case "prechecks":
-		return m.prechecks(ctx, r.svc, b, rend, r.svc.Version)
+		return m.Prechecks(ctx, r.svc, b, rend, r.svc.Version)
 	case "apply":
-		return m.applyRendered(ctx, r.svc, rend, r.svc.Version)
+		return m.ApplyRendered(ctx, r.svc, rend, r.svc.Version)
 	}
 	return fmt.Errorf("%s has no step %q", r.op.Type, name)
 }

@@ -82,17 +82,17 @@ var deleteOperation = operationDef{
 func (m *core) deleteStep(ctx context.Context, r *run, name string) error {
 	switch name {
 	case "remove-resources":
-		res, err := m.repo.Resources(ctx, r.op.ServiceID)
+		res, err := m.Repo.Resources(ctx, r.op.ServiceID)
 		if err != nil {
 			return err
 		}
 		var orphans []lifecycle.Orphan
-		if err := m.removeResources(ctx, r.svc, res, r.op.Params.Force, &orphans); err != nil {
+		if err := m.RemoveResources(ctx, r.svc, res, r.op.Params.Force, &orphans); err != nil {
 			return err
 		}
 		// Anything the service still owns on a target without a record
 		// goes too.
-		left, err := m.sweepOrphans(ctx, r.op.ServiceID, nil)
+		left, err := m.SweepOrphans(ctx, r.op.ServiceID, nil)
 		switch {
 		case err != nil && !r.op.Params.Force:
 			return fmt.Errorf("list the service's target resources: %w: %w", err, lifecycle.ErrUnavailable)
@@ -103,25 +103,25 @@ func (m *core) deleteStep(ctx context.Context, r *run, name string) error {
 		if len(orphans) > 0 {
 			r.op.Orphans = append(r.op.Orphans, orphans...)
 			for _, o := range orphans {
-				m.log.Warn("force delete left a target resource behind; audit and clean it up manually",
+				m.Log.Warn("force delete left a target resource behind; audit and clean it up manually",
 					"service", r.op.ServiceID, "kind", o.Kind, "name", o.Name, "target", o.Target.String(), "reason", o.Message)
 			}
-			return m.update(ctx, func(tx lifecycle.Tx) error { return tx.PutOperation(r.op) })
+			return m.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutOperation(r.op) })
 		}
 		return nil
 	case "remove-service":
 		// Records a force delete left are removed in chunks first, so the
 		// last transaction stays below the store's size limit.
-		left, err := m.repo.Resources(ctx, r.op.ServiceID)
+		left, err := m.Repo.Resources(ctx, r.op.ServiceID)
 		if err != nil {
 			return err
 		}
-		if err := m.chunked(ctx, len(left), func(tx lifecycle.Tx, i int) error {
+		if err := m.Chunked(ctx, len(left), func(tx lifecycle.Tx, i int) error {
 			return tx.DeleteResource(left[i].ServiceID, left[i].ID)
 		}); err != nil {
 			return err
 		}
-		return m.update(ctx, func(tx lifecycle.Tx) error {
+		return m.Update(ctx, func(tx lifecycle.Tx) error {
 			if _, err := tx.Service(r.op.ServiceID); errors.Is(err, lifecycle.ErrNotFound) {
 				return nil
 			}

@@ -25,7 +25,7 @@ var registerOperation = operationDef{
 func (m *core) registerStep(ctx context.Context, r *run, name string) error {
 	switch name {
 	case "download":
-		b, err := steps.Fetch(ctx, m.bundles, m, r.op, r.op.Params.Source)
+		b, err := steps.Fetch(ctx, m.Bundles, m, r.op, r.op.Params.Source)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func (m *core) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) error 
 	r.op.ServiceName = name
 	r.op.Params.TargetDigest = b.Digest
 	_, err = m.Mutate(ctx, r.op.ServiceID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
-		for _, other := range m.repo.Services(ctx) {
+		for _, other := range m.Repo.Services(ctx) {
 			if other.ID != svc.ID && other.Name == name && other.LifecycleState != lifecycle.StateDecommissioned {
 				return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("%s is already registered as service %s (version %s): upgrade that service (PATCH source) or register this version with POST /v2/vcf-service-versions", name, other.ID, other.Version))
 			}
@@ -96,11 +96,11 @@ func (m *core) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) error 
 
 func (m *core) validateRegistration(ctx context.Context, r *run) error {
 	svc := r.svc
-	b, err := steps.LoadBundle(m.bundles, svc)
+	b, err := steps.LoadBundle(m.Bundles, svc)
 	if err != nil {
 		return err
 	}
-	warnings, err := m.validateBundle(ctx, svc, b)
+	warnings, err := m.ValidateBundle(ctx, svc, b)
 	if err != nil {
 		return err
 	}

@@ -100,7 +100,7 @@ func (m *core) abandonStuckChecks(ctx context.Context, svc *lifecycle.Service, b
 	if svc.ActiveOperation == "" {
 		return nil, nil
 	}
-	op, err := m.repo.Operation(ctx, svc.ID, svc.ActiveOperation)
+	op, err := m.Repo.Operation(ctx, svc.ID, svc.ActiveOperation)
 	if err != nil || op.Type != lifecycle.OpUpgrade || op.Outcome != lifecycle.OutcomeStuck || svc.Version != op.FromVersion || svc.Maintenance {
 		return nil, nil
 	}
@@ -129,17 +129,17 @@ func nonEmptyStr(a, b string) string {
 // checkSupervisorServiceDowngrade refuses a rollback that would move a
 // successfully installed SupervisorService to an older package version.
 func (m *core) checkSupervisorServiceDowngrade(ctx context.Context, svc *lifecycle.Service, prev *lifecycle.VersionRef) error {
-	res, err := m.repo.Resources(ctx, svc.ID)
+	res, err := m.Repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return err
 	}
-	pb, err := m.bundles.Load(prev.Digest)
+	pb, err := m.Bundles.Load(prev.Digest)
 	if err != nil {
 		return err
 	}
 	probe := svc.Clone()
 	probe.Version, probe.Digest, probe.Values = prev.Version, prev.Digest, prev.Values
-	rend, err := m.render(ctx, probe, pb, RenderInput{})
+	rend, err := m.Render(ctx, probe, pb, lifecycle.RenderInput{})
 	if err != nil {
 		return fmt.Errorf("render version %s to check the rollback: %w", prev.Version, err)
 	}
@@ -217,17 +217,17 @@ func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 		if prev == nil {
 			return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("the previous version record is gone"))
 		}
-		pb, err := m.bundles.Load(prev.Digest)
+		pb, err := m.Bundles.Load(prev.Digest)
 		if err != nil {
 			return err
 		}
 		probe := svc.Clone()
 		probe.Version, probe.Digest, probe.Values = prev.Version, prev.Digest, prev.Values
-		rend, err := m.renderFor(ctx, r, probe, pb)
+		rend, err := m.RenderFor(ctx, r.cache(), probe, pb)
 		if err != nil {
 			return err
 		}
-		return m.moveResources(ctx, probe, rend, prev.Version, "rollback")
+		return m.MoveResources(ctx, probe, rend, prev.Version, "rollback")
 	case "cleanup":
 		_, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 			if prev := s.PreviousVersion; prev != nil && s.Version != prev.Version {
@@ -241,7 +241,7 @@ func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 		if err != nil {
 			return err
 		}
-		return steps.RefreshStatus(ctx, m.repo, m, svc.ID)
+		return steps.RefreshStatus(ctx, m.Repo, m, svc.ID)
 	}
 	return fmt.Errorf("rollback has no step %q", name)
 }

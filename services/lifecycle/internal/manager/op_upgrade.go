@@ -37,7 +37,7 @@ func (m *core) upgradeStep(ctx context.Context, r *run, name string) error {
 	}
 	switch name {
 	case "configuration":
-		if errs := m.checkConfiguration(ctx, u.old, u.nb); len(errs) > 0 {
+		if errs := m.CheckConfiguration(ctx, u.old, u.nb); len(errs) > 0 {
 			return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("the current configuration does not fit version %s: %s", u.to, strings.Join(errs, "; ")))
 		}
 		return nil
@@ -46,11 +46,11 @@ func (m *core) upgradeStep(ctx context.Context, r *run, name string) error {
 	case "precheck-hook":
 		return m.upgradeHook(ctx, u)
 	case "prechecks":
-		rend, err := m.renderFor(ctx, r, u.next, u.nb)
+		rend, err := m.RenderFor(ctx, r.cache(), u.next, u.nb)
 		if err != nil {
 			return err
 		}
-		return m.prechecks(ctx, u.next, u.nb, rend, u.to)
+		return m.Prechecks(ctx, u.next, u.nb, rend, u.to)
 	case "maintenance":
 		return m.upgradeMaintenance(ctx, u)
 	case "resources":
@@ -66,21 +66,21 @@ func (m *core) startUpgrade(svc *lifecycle.Service, source, digest string, autom
 	op := m.newOperation(svc, lifecycle.OpUpgrade, by, lifecycle.OperationParams{Source: source, TargetDigest: digest, Automatic: automatic, Phase: svc.Phase}, upgradeSteps...)
 	op.FromVersion = svc.Version
 	svc.Phase = lifecycle.PhaseUpgrading
-	svc.ErrorDetails = withoutType(withoutType(svc.ErrorDetails, lifecycle.ErrTypeInstall), lifecycle.ErrTypeDownload)
+	svc.ErrorDetails = lifecycle.WithoutType(lifecycle.WithoutType(svc.ErrorDetails, lifecycle.ErrTypeInstall), lifecycle.ErrTypeDownload)
 	return op
 }
 
 // upgradeTarget returns the bundle an upgrade moves to.
 func (m *core) upgradeTarget(ctx context.Context, r *run) (*bundle.Bundle, error) {
 	if r.op.Params.TargetDigest != "" {
-		if b, err := m.bundles.Load(r.op.Params.TargetDigest); err == nil {
+		if b, err := m.Bundles.Load(r.op.Params.TargetDigest); err == nil {
 			return b, nil
 		}
 	}
 	if r.op.Params.Source == "" {
 		return nil, lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the upgrade names neither a source nor a stored bundle"))
 	}
-	return steps.Fetch(ctx, m.bundles, m, r.op, r.op.Params.Source)
+	return steps.Fetch(ctx, m.Bundles, m, r.op, r.op.Params.Source)
 }
 
 // checkTargetBundle refuses bundles that are not a newer version of the
@@ -114,11 +114,11 @@ func (m *core) upgradeDownload(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.validateBundle(ctx, svc, b); err != nil {
+	if _, err := m.ValidateBundle(ctx, svc, b); err != nil {
 		return err
 	}
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
-	return m.update(ctx, func(tx lifecycle.Tx) error {
+	return m.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := tx.PutCatalog(&lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest, Status: lifecycle.StatusReady, RegisteredAt: m.now()}); err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ type upgradeVersions struct {
 
 func (m *core) upgradeVersions(r *run) (*upgradeVersions, error) {
 	svc := r.svc
-	nb, err := m.bundles.Load(r.op.Params.TargetDigest)
+	nb, err := m.Bundles.Load(r.op.Params.TargetDigest)
 	if err != nil {
 		return nil, fmt.Errorf("load the new bundle: %w", err)
 	}
@@ -147,7 +147,7 @@ func (m *core) upgradeVersions(r *run) (*upgradeVersions, error) {
 		old = svc.Clone()
 		old.Version, old.Digest, old.Values = svc.PreviousVersion.Version, svc.PreviousVersion.Digest, svc.PreviousVersion.Values
 	}
-	ob, err := steps.LoadBundle(m.bundles, old)
+	ob, err := steps.LoadBundle(m.Bundles, old)
 	if err != nil {
 		return nil, err
 	}
@@ -158,24 +158,24 @@ func (m *core) upgradeVersions(r *run) (*upgradeVersions, error) {
 
 // upgradeEvaluate: the compatibility service's verdict on the jump.
 func (m *core) upgradeEvaluate(ctx context.Context, r *run, u *upgradeVersions) error {
-	rend, err := m.renderFor(ctx, r, u.next, u.nb)
+	rend, err := m.RenderFor(ctx, r.cache(), u.next, u.nb)
 	if err != nil {
 		return err
 	}
-	results, err := m.upgradeCompatibility(ctx, u.old, u.ob, u.nb, u.to, rend)
+	results, err := m.UpgradeCompatibility(ctx, u.old, u.ob, u.nb, u.to, rend)
 	if err != nil {
 		return err
 	}
-	return m.noteResults(ctx, u.svc.ID, results, "compatibility check failed")
+	return m.NoteResults(ctx, u.svc.ID, results, "compatibility check failed")
 }
 
 // upgradeHook: the service's own pre-check hook.
 func (m *core) upgradeHook(ctx context.Context, u *upgradeVersions) error {
-	hook, err := m.runHook(ctx, u.old, u.ob, u.nb, u.to)
+	hook, err := m.RunHook(ctx, u.old, u.ob, u.nb, u.to)
 	if err != nil {
 		return err
 	}
-	if err := m.noteResults(ctx, u.svc.ID, hook.Results, "the pre-check hook reported errors"); err != nil {
+	if err := m.NoteResults(ctx, u.svc.ID, hook.Results, "the pre-check hook reported errors"); err != nil {
 		return err
 	}
 	if hook.Failure != "" {
@@ -202,7 +202,7 @@ func (m *core) upgradeMaintenance(ctx context.Context, u *upgradeVersions) error
 // upgradeResources points the service at the new version and hands the
 // resources over to it.
 func (m *core) upgradeResources(ctx context.Context, r *run, u *upgradeVersions) error {
-	rend, err := m.renderFor(ctx, r, u.next, u.nb)
+	rend, err := m.RenderFor(ctx, r.cache(), u.next, u.nb)
 	if err != nil {
 		return err
 	}
@@ -212,7 +212,7 @@ func (m *core) upgradeResources(ctx context.Context, r *run, u *upgradeVersions)
 	}); err != nil {
 		return err
 	}
-	return m.moveResources(ctx, u.next, rend, u.to, "upgrade")
+	return m.MoveResources(ctx, u.next, rend, u.to, "upgrade")
 }
 
 // upgradeCleanup ends maintenance; the controllers take over.
@@ -226,7 +226,7 @@ func (m *core) upgradeCleanup(ctx context.Context, u *upgradeVersions) error {
 	if err != nil {
 		return err
 	}
-	return steps.RefreshStatus(ctx, m.repo, m, u.svc.ID)
+	return steps.RefreshStatus(ctx, m.Repo, m, u.svc.ID)
 }
 
 // onUpgradeFailure sets the service's status after a failed upgrade. Before
@@ -270,13 +270,13 @@ func (m *core) afterFailure(ctx context.Context, op *lifecycle.Operation, outcom
 	if op.Type != lifecycle.OpUpgrade || outcome != lifecycle.OutcomeFailed {
 		return
 	}
-	svc, err := m.repo.Service(ctx, op.ServiceID)
+	svc, err := m.Repo.Service(ctx, op.ServiceID)
 	if err != nil || !svc.AutoRollback || svc.PreviousVersion == nil || svc.Version != op.ToVersion {
 		return
 	}
-	m.log.Info("upgrade failed; rolling back automatically", "service", svc.ID, "to", svc.PreviousVersion.Version)
+	m.Log.Info("upgrade failed; rolling back automatically", "service", svc.ID, "to", svc.PreviousVersion.Version)
 	if _, err := m.Rollback(ctx, svc.ID, "", "auto-rollback"); err != nil {
-		m.log.Error("automatic rollback", "service", svc.ID, "error", err)
+		m.Log.Error("automatic rollback", "service", svc.ID, "error", err)
 	}
 }
 
@@ -289,7 +289,7 @@ func (m *core) maybeAutoUpgrade(ctx context.Context, svc *lifecycle.Service) {
 	}
 	next, err := m.AvailableUpgrade(ctx, svc)
 	if err != nil {
-		m.log.Warn("automatic upgrade: read the catalog", "service", svc.ID, "error", err)
+		m.Log.Warn("automatic upgrade: read the catalog", "service", svc.ID, "error", err)
 		return
 	}
 	if next == nil {
@@ -310,11 +310,11 @@ func (m *core) maybeAutoUpgrade(ctx context.Context, svc *lifecycle.Service) {
 		return tx.PutOperation(op)
 	})
 	if err != nil {
-		m.log.Warn("automatic upgrade", "service", svc.ID, "error", err)
+		m.Log.Warn("automatic upgrade", "service", svc.ID, "error", err)
 		return
 	}
 	if op != nil {
-		m.log.Info("starting automatic upgrade", "service", svc.ID, "from", svc.Version, "to", next.Version)
+		m.Log.Info("starting automatic upgrade", "service", svc.ID, "from", svc.Version, "to", next.Version)
 		m.enqueue(ctx, op)
 	}
 }

@@ -8,12 +8,13 @@ import (
 	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
 // Inventory returns the platform inventory.
 func (m *Manager) Inventory(ctx context.Context) (*lifecycle.Inventory, error) {
-	return m.repo.Inventory(ctx)
+	return m.Repo.Inventory(ctx)
 }
 
 // ValidateInventory checks the fields api.md marks required.
@@ -69,14 +70,14 @@ func (m *Manager) PutInventory(ctx context.Context, inv *lifecycle.Inventory) ([
 	if err := ValidateInventory(inv); err != nil {
 		return nil, err
 	}
-	old, err := m.repo.Inventory(ctx)
+	old, err := m.Repo.Inventory(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := m.update(ctx, func(tx lifecycle.Tx) error { return tx.PutInventory(inv) }); err != nil {
+	if err := m.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutInventory(inv) }); err != nil {
 		return nil, err
 	}
-	before := supervisorsByName(old)
+	before := steps.SupervisorsByName(old)
 	var checks []*SupervisorUpgradeCheck
 	added := false
 	for _, r := range inv.RegionList() {
@@ -110,11 +111,11 @@ func (m *Manager) CheckSupervisorUpgrade(ctx context.Context, supervisor, target
 	if strings.TrimSpace(targetVersion) == "" {
 		return nil, fmt.Errorf("targetVersion is required (e.g. 9.1.0.0): %w", lifecycle.ErrInvalidArgument)
 	}
-	inv, err := m.repo.Inventory(ctx)
+	inv, err := m.Repo.Inventory(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sup, ok := supervisorsByName(inv)[supervisor]
+	sup, ok := steps.SupervisorsByName(inv)[supervisor]
 	if !ok {
 		return nil, fmt.Errorf("supervisor %q is not in the platform inventory: %w", supervisor, lifecycle.ErrNotFound)
 	}
@@ -130,28 +131,28 @@ func (m *core) evaluateSupervisor(ctx context.Context, supervisor, version, k8s 
 	chk := &SupervisorUpgradeCheck{Supervisor: supervisor, TargetVersion: version}
 	var pkgs []lifecycle.PackageVersion
 	var svcs []*lifecycle.Service
-	for _, svc := range m.repo.Services(ctx) {
+	for _, svc := range m.Repo.Services(ctx) {
 		if svc.Digest == "" || svc.LifecycleState == lifecycle.StateDecommissioned || svc.LifecycleState == lifecycle.StateInactive && svc.Status != lifecycle.StatusHealthy {
 			continue
 		}
-		res, err := m.repo.Resources(ctx, svc.ID)
+		res, err := m.Repo.Resources(ctx, svc.ID)
 		if err != nil {
 			return nil, err
 		}
-		if !slices.Contains(installedSupervisors(svc, res), supervisor) {
+		if !slices.Contains(steps.InstalledSupervisors(svc, res), supervisor) {
 			continue
 		}
-		b, err := m.bundles.Load(svc.Digest)
+		b, err := m.Bundles.Load(svc.Digest)
 		if err != nil {
 			return nil, err
 		}
-		pkgs = append(pkgs, packageVersion(b, svc.Version, svc.BuiltIn))
+		pkgs = append(pkgs, steps.PackageVersion(b, svc.Version, svc.BuiltIn))
 		svcs = append(svcs, svc)
 	}
 	if len(pkgs) == 0 {
 		return chk, nil
 	}
-	verdicts, err := m.peers.Compatibility.EvaluateSupervisorUpgrade(ctx, lifecycle.Environment{Supervisor: supervisor, SupervisorVersion: version, KubernetesVersion: k8s}, pkgs)
+	verdicts, err := m.Peers.Compatibility.EvaluateSupervisorUpgrade(ctx, lifecycle.Environment{Supervisor: supervisor, SupervisorVersion: version, KubernetesVersion: k8s}, pkgs)
 	if err != nil {
 		return nil, err
 	}
@@ -202,13 +203,13 @@ func (m *core) recordSupervisorCheck(ctx context.Context, chk *SupervisorUpgrade
 // reconfigureForNewSupervisors re-applies services that asked to follow
 // new Supervisors.
 func (m *core) reconfigureForNewSupervisors(ctx context.Context) {
-	for _, svc := range m.repo.Services(ctx) {
+	for _, svc := range m.Repo.Services(ctx) {
 		if svc.LifecycleState != lifecycle.StateActive || !containsString(svc.Reconfigure, "new-supervisor") {
 			continue
 		}
 		_, err := m.Apply(ctx, svc.ID, Change{Reconfigure: []string{"new-supervisor"}, RequestedBy: "inventory"})
 		if err != nil {
-			m.log.Warn("reconfigure for a new Supervisor", "service", svc.ID, "error", err)
+			m.Log.Warn("reconfigure for a new Supervisor", "service", svc.ID, "error", err)
 		}
 	}
 }

@@ -26,21 +26,12 @@ type UpgradePlan struct {
 	FromVersion, ToVersion string
 	Allowed                bool
 	Compatibility          []lifecycle.CheckResult
-	Hook                   *HookReport
+	Hook                   *lifecycle.HookReport
 	Dynamic                *lifecycle.PreCheckReport
 	ConfigurationErrors    []string
 	Resources              []PlanEntry
 	SuggestedPath          []string
 	BlockingReasons        []string
-}
-
-// HookReport is the outcome of a service's pre-check hook(s).
-type HookReport struct {
-	Configured bool
-	Endpoint   string
-	Results    []lifecycle.CheckResult
-	Failure    string
-	Blocked    bool
 }
 
 // PlanEntry says what an upgrade does with one resource.
@@ -54,19 +45,19 @@ type PlanEntry struct {
 
 // planResources classifies each resource as an upgrade would handle it.
 func planResources(have []*lifecycle.Resource, want []*lifecycle.Resource) []PlanEntry {
-	d := diffResources(have, want)
-	out := make([]PlanEntry, 0, len(d.changes)+len(d.removed))
-	for _, c := range d.changes {
-		e := PlanEntry{Type: c.want.Kind, Name: c.want.Name, Supervisor: c.want.Supervisor, Action: ActionCreated, PlannedYAML: lifecycle.DocYAML(c.want.Doc)}
-		if c.have != nil {
+	d := lifecycle.DiffResources(have, want)
+	out := make([]PlanEntry, 0, len(d.Changes)+len(d.Removed))
+	for _, c := range d.Changes {
+		e := PlanEntry{Type: c.Want.Kind, Name: c.Want.Name, Supervisor: c.Want.Supervisor, Action: ActionCreated, PlannedYAML: lifecycle.DocYAML(c.Want.Doc)}
+		if c.Have != nil {
 			e.Action, e.PlannedYAML = ActionUnchanged, ""
-			if c.have.Hash != c.want.Hash {
-				e.Action, e.CurrentYAML, e.PlannedYAML = ActionReconfigured, lifecycle.DocYAML(c.have.Doc), lifecycle.DocYAML(c.want.Doc)
+			if c.Have.Hash != c.Want.Hash {
+				e.Action, e.CurrentYAML, e.PlannedYAML = ActionReconfigured, lifecycle.DocYAML(c.Have.Doc), lifecycle.DocYAML(c.Want.Doc)
 			}
 		}
 		out = append(out, e)
 	}
-	for _, r := range d.removed {
+	for _, r := range d.Removed {
 		out = append(out, PlanEntry{Type: r.Kind, Name: r.Name, Supervisor: r.Supervisor, Action: ActionDecommissioned, CurrentYAML: lifecycle.DocYAML(r.Doc)})
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -88,7 +79,7 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 	if err != nil {
 		return nil, err
 	}
-	ob, err := steps.LoadBundle(m.bundles, svc)
+	ob, err := steps.LoadBundle(m.Bundles, svc)
 	if err != nil {
 		return nil, err
 	}
@@ -101,19 +92,19 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 		return nil, fmt.Errorf("%w: %w", err, lifecycle.ErrInvalidArgument)
 	}
 	plan := &UpgradePlan{FromVersion: svc.Version, ToVersion: toVersion, Allowed: true}
-	if _, err := m.validateBundle(ctx, svc, nb); err != nil {
+	if _, err := m.ValidateBundle(ctx, svc, nb); err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return nil, err
 		}
 		plan.block(err.Error())
 	}
-	plan.ConfigurationErrors = m.checkConfiguration(ctx, svc, nb)
+	plan.ConfigurationErrors = m.CheckConfiguration(ctx, svc, nb)
 	for _, e := range plan.ConfigurationErrors {
 		plan.block("configuration: " + e)
 	}
 	next := svc.Clone()
 	next.Version, next.Digest = toVersion, nb.Digest
-	rend, err := m.render(ctx, next, nb, RenderInput{})
+	rend, err := m.Render(ctx, next, nb, lifecycle.RenderInput{})
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return nil, err
@@ -125,11 +116,11 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 	if err := m.previewChecks(ctx, plan, u, rend); err != nil {
 		return nil, err
 	}
-	have, err := m.repo.Resources(ctx, svc.ID)
+	have, err := m.Repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return nil, err
 	}
-	want, err := rend.place(next, toVersion, m.now())
+	want, err := rend.Place(next, toVersion, m.now())
 	if err != nil {
 		plan.block(err.Error())
 	} else {
@@ -151,7 +142,7 @@ func (m *core) previewTarget(ctx context.Context, svc *lifecycle.Service, source
 		if err := m.ValidateSource(source); err != nil {
 			return nil, err
 		}
-		nb, err := m.bundles.Fetch(ctx, source, nil)
+		nb, err := m.Bundles.Fetch(ctx, source, nil)
 		if err != nil {
 			return nil, lifecycle.InvalidArgument("upgrade plan", err)
 		}
@@ -161,7 +152,7 @@ func (m *core) previewTarget(ctx context.Context, svc *lifecycle.Service, source
 		if err != nil {
 			return nil, err
 		}
-		return m.bundles.Load(entry.Digest)
+		return m.Bundles.Load(entry.Digest)
 	}
 	next, err := m.AvailableUpgrade(ctx, svc)
 	if err != nil {
@@ -170,13 +161,13 @@ func (m *core) previewTarget(ctx context.Context, svc *lifecycle.Service, source
 	if next == nil {
 		return nil, fmt.Errorf("no newer version of %s is registered: give a source or a targetVersion: %w", svc.Name, lifecycle.ErrInvalidArgument)
 	}
-	return m.bundles.Load(next.Digest)
+	return m.Bundles.Load(next.Digest)
 }
 
 // previewChecks runs the compatibility evaluation, the hook and the
 // dynamic pre-checks an upgrade would run, noting what blocks.
-func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeVersions, rend *rendered) error {
-	results, err := m.upgradeCompatibility(ctx, u.svc, u.ob, u.nb, u.to, rend)
+func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeVersions, rend *steps.Rendered) error {
+	results, err := m.UpgradeCompatibility(ctx, u.svc, u.ob, u.nb, u.to, rend)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return err
@@ -192,7 +183,7 @@ func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeV
 	if !plan.Allowed {
 		plan.SuggestedPath = m.suggestPath(ctx, u.svc, u.ob, u.to, rend)
 	}
-	hook, err := m.runHook(ctx, u.svc, u.ob, u.nb, u.to)
+	hook, err := m.RunHook(ctx, u.svc, u.ob, u.nb, u.to)
 	if err != nil {
 		return err
 	}
@@ -205,7 +196,7 @@ func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeV
 			plan.block("pre-check hook: " + r.Message)
 		}
 	}
-	report, err := m.dynamicPrechecks(ctx, u.next, u.nb, rend, u.to)
+	report, err := m.DynamicPrechecks(ctx, u.next, u.nb, rend, u.to)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return err
@@ -215,15 +206,15 @@ func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeV
 	}
 	plan.Dynamic = report
 	if report.Status == "Failed" {
-		plan.block("dynamic pre-checks: " + failedChecks(report))
+		plan.block("dynamic pre-checks: " + steps.FailedChecks(report))
 	}
 	return nil
 }
 
 // suggestPath asks the compatibility service for a legal chain of
 // registered versions.
-func (m *core) suggestPath(ctx context.Context, svc *lifecycle.Service, ob *bundle.Bundle, toVersion string, rend *rendered) []string {
-	entries, err := m.repo.Catalog(ctx, svc.Name)
+func (m *core) suggestPath(ctx context.Context, svc *lifecycle.Service, ob *bundle.Bundle, toVersion string, rend *steps.Rendered) []string {
+	entries, err := m.Repo.Catalog(ctx, svc.Name)
 	if err != nil {
 		return nil
 	}
@@ -236,18 +227,18 @@ func (m *core) suggestPath(ctx context.Context, svc *lifecycle.Service, ob *bund
 		if e.Digest == "" || e.Status != lifecycle.StatusReady || !version.IsSemver(e.Version) {
 			continue
 		}
-		b, err := m.bundles.Load(e.Digest)
+		b, err := m.Bundles.Load(e.Digest)
 		if err != nil {
 			continue
 		}
-		avail = append(avail, packageVersion(b, e.Version, e.BuiltIn))
+		avail = append(avail, steps.PackageVersion(b, e.Version, e.BuiltIn))
 	}
-	envs, err := m.environments(ctx, rend)
+	envs, err := m.Environments(ctx, rend)
 	if err != nil {
 		return nil
 	}
-	path, found, err := m.peers.Compatibility.PlanUpgradePath(ctx, lifecycle.PathRequest{
-		Installed: packageVersion(ob, svc.Version, svc.BuiltIn), Available: avail, TargetVersion: toVersion, Environments: envs,
+	path, found, err := m.Peers.Compatibility.PlanUpgradePath(ctx, lifecycle.PathRequest{
+		Installed: steps.PackageVersion(ob, svc.Version, svc.BuiltIn), Available: avail, TargetVersion: toVersion, Environments: envs,
 	})
 	if err != nil || !found {
 		return nil

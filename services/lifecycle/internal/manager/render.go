@@ -12,26 +12,17 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
 
-// RenderInput overrides the stored layers for a preview; nil fields take
-// the service's stored values and the platform inventory.
-type RenderInput struct {
-	Inventory       *lifecycle.Inventory
-	PlatformOverlay *string
-	VendorOverlay   *string
-	UserOverwrite   *string
-}
-
 // RenderEffectiveValues previews the effective values (YAML).
-func (m *Manager) RenderEffectiveValues(ctx context.Context, id string, in RenderInput, expanded bool) ([]byte, error) {
+func (m *Manager) RenderEffectiveValues(ctx context.Context, id string, in lifecycle.RenderInput, expanded bool) ([]byte, error) {
 	svc, b, err := m.serviceAndBundle(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	layers, err := m.layers(ctx, svc, in)
+	layers, err := m.Layers(ctx, svc, in)
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers, Expanded: expanded})
+	out, err := m.Peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers, Expanded: expanded})
 	if err != nil {
 		return nil, err
 	}
@@ -39,16 +30,16 @@ func (m *Manager) RenderEffectiveValues(ctx context.Context, id string, in Rende
 }
 
 // RenderValueProvenance previews which layer sets every effective value.
-func (m *Manager) RenderValueProvenance(ctx context.Context, id string, in RenderInput, expanded bool) ([]lifecycle.Provenance, error) {
+func (m *Manager) RenderValueProvenance(ctx context.Context, id string, in lifecycle.RenderInput, expanded bool) ([]lifecycle.Provenance, error) {
 	svc, b, err := m.serviceAndBundle(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	layers, err := m.layers(ctx, svc, in)
+	layers, err := m.Layers(ctx, svc, in)
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers, Expanded: expanded, Provenance: true})
+	out, err := m.Peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers, Expanded: expanded, Provenance: true})
 	if err != nil {
 		return nil, err
 	}
@@ -59,12 +50,12 @@ func (m *Manager) RenderValueProvenance(ctx context.Context, id string, in Rende
 }
 
 // RenderResources previews the custom resources (YAML).
-func (m *Manager) RenderResources(ctx context.Context, id string, in RenderInput) ([]byte, error) {
+func (m *Manager) RenderResources(ctx context.Context, id string, in lifecycle.RenderInput) ([]byte, error) {
 	svc, b, err := m.serviceAndBundle(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.render(ctx, svc, b, in)
+	r, err := m.Render(ctx, svc, b, in)
 	if err != nil {
 		return nil, err
 	}
@@ -72,12 +63,12 @@ func (m *Manager) RenderResources(ctx context.Context, id string, in RenderInput
 }
 
 // RenderAccessGrants previews the access grants to accept.
-func (m *Manager) RenderAccessGrants(ctx context.Context, id string, in RenderInput) (map[string]any, error) {
+func (m *Manager) RenderAccessGrants(ctx context.Context, id string, in lifecycle.RenderInput) (map[string]any, error) {
 	svc, b, err := m.serviceAndBundle(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return m.accessGrants(ctx, svc, b, in)
+	return m.AccessGrants(ctx, svc, b, in)
 }
 
 func (m *core) serviceAndBundle(ctx context.Context, id string) (*lifecycle.Service, *bundle.Bundle, error) {
@@ -85,7 +76,7 @@ func (m *core) serviceAndBundle(ctx context.Context, id string) (*lifecycle.Serv
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := steps.LoadBundle(m.bundles, svc)
+	b, err := steps.LoadBundle(m.Bundles, svc)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
 
 // CreateRequest is what POST /v2/vcf-services carries.
@@ -26,7 +27,7 @@ func (m *core) ValidateSource(source string) error {
 	if strings.TrimSpace(source) == "" {
 		return fmt.Errorf("source is required: a bundle URL (https://…/bundle.tar or oci://registry/repository:tag): %w", lifecycle.ErrInvalidArgument)
 	}
-	if err := m.bundles.ValidateSource(source); err != nil {
+	if err := m.Bundles.ValidateSource(source); err != nil {
 		return fmt.Errorf("%w: %w", err, lifecycle.ErrInvalidArgument)
 	}
 	return nil
@@ -78,7 +79,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*lifecycle.Ser
 	op.ToVersion = req.Version
 	svc.ActiveOperation = op.ID
 	svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: "download", Percent: -1}
-	err := m.update(ctx, func(tx lifecycle.Tx) error {
+	err := m.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := tx.PutService(svc); err != nil {
 			return err
 		}
@@ -96,7 +97,7 @@ func (m *core) Get(ctx context.Context, id string) (*lifecycle.Service, error) {
 	if !strings.HasPrefix(id, lifecycle.IDPrefix) {
 		return nil, fmt.Errorf("service %q: ids look like %s<uuid>: %w", id, lifecycle.IDPrefix, lifecycle.ErrNotFound)
 	}
-	return m.repo.Service(ctx, id)
+	return m.Repo.Service(ctx, id)
 }
 
 // Bundle returns a service's bundle, nil while it is still downloading.
@@ -104,7 +105,7 @@ func (m *Manager) Bundle(svc *lifecycle.Service) (*bundle.Bundle, error) {
 	if svc.Digest == "" {
 		return nil, nil
 	}
-	return m.bundles.Load(svc.Digest)
+	return m.Bundles.Load(svc.Digest)
 }
 
 // StateView is api.md's State.
@@ -122,7 +123,7 @@ func (m *Manager) State(ctx context.Context, id string) (*StateView, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.repo.Resources(ctx, id)
+	res, err := m.Repo.Resources(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -131,15 +132,15 @@ func (m *Manager) State(ctx context.Context, id string) (*StateView, error) {
 		switch r.Status {
 		case lifecycle.StatusUnhealthy:
 			view.ErrorDetails = append(view.ErrorDetails, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeResource, Severity: lifecycle.SeverityError,
-				Message: fmt.Sprintf("%s %s%s: %s", r.Kind, r.Name, onSupervisor(r.Supervisor), r.Message)})
+				Message: fmt.Sprintf("%s %s%s: %s", r.Kind, r.Name, steps.OnSupervisor(r.Supervisor), r.Message)})
 		case lifecycle.StatusBusy:
 			if svc.LifecycleState == lifecycle.StateActive {
 				view.ErrorDetails = append(view.ErrorDetails, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeResource, Severity: lifecycle.SeverityWarn,
-					Message: fmt.Sprintf("%s %s%s: %s", r.Kind, r.Name, onSupervisor(r.Supervisor), r.Message)})
+					Message: fmt.Sprintf("%s %s%s: %s", r.Kind, r.Name, steps.OnSupervisor(r.Supervisor), r.Message)})
 			}
 		}
 	}
-	if ops, err := m.repo.Operations(ctx, id); err == nil {
+	if ops, err := m.Repo.Operations(ctx, id); err == nil {
 		for _, op := range ops {
 			view.Orphans = append(view.Orphans, op.Orphans...)
 		}
@@ -147,21 +148,14 @@ func (m *Manager) State(ctx context.Context, id string) (*StateView, error) {
 	return view, nil
 }
 
-func onSupervisor(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " on " + s
-}
-
 // History lists a service's operations, oldest first, and names the last
 // known good version. It answers for deleted services too.
 func (m *Manager) History(ctx context.Context, id string) ([]*lifecycle.Operation, string, error) {
-	ops, err := m.repo.Operations(ctx, id)
+	ops, err := m.Repo.Operations(ctx, id)
 	if err != nil {
 		return nil, "", err
 	}
-	svc, err := m.repo.Service(ctx, id)
+	svc, err := m.Repo.Service(ctx, id)
 	if errors.Is(err, lifecycle.ErrNotFound) {
 		if len(ops) == 0 {
 			return nil, "", err

@@ -15,7 +15,7 @@ func (m *core) checkSignatures(svc *lifecycle.Service) error {
 	if svc.Digest == "" {
 		return fmt.Errorf("cannot activate %s: its bundle is not available to verify its signatures: %w", svc.ID, lifecycle.ErrFailedPrecondition)
 	}
-	b, err := m.bundles.Load(svc.Digest)
+	b, err := m.Bundles.Load(svc.Digest)
 	if err != nil || b == nil {
 		return fmt.Errorf("cannot activate %s: its bundle is not available to verify its signatures: %w", svc.ID, lifecycle.ErrFailedPrecondition)
 	}

@@ -12,7 +12,7 @@ import (
 // inactive services stay untouched (ReconcileAll skips them).
 func (m *core) watchTargets(ctx context.Context, w target.Watcher) {
 	if err := w.Watch(ctx, m.targetChanged); err != nil {
-		m.log.Warn("watch the targets; drift is found by the periodic checks only", "error", err)
+		m.Log.Warn("watch the targets; drift is found by the periodic checks only", "error", err)
 	}
 }
 
@@ -24,6 +24,6 @@ func (m *core) targetChanged(serviceID string) {
 // one paused (or given an operation) while the pass read them is left
 // alone.
 func (m *core) stillReconciled(ctx context.Context, id string) bool {
-	cur, err := m.repo.Service(ctx, id)
+	cur, err := m.Repo.Service(ctx, id)
 	return err == nil && reconciled(cur)
 }

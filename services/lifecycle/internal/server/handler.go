@@ -213,8 +213,8 @@ func yamlDoc(b []byte) *commonv1.YamlDocument {
 
 // renderInput: empty overlay strings mean "use the stored layer"; a
 // missing inventory means the platform inventory.
-func renderInput(v *lifecyclev1.Values) manager.RenderInput {
-	var in manager.RenderInput
+func renderInput(v *lifecyclev1.Values) lifecycle.RenderInput {
+	var in lifecycle.RenderInput
 	if v == nil {
 		return in
 	}

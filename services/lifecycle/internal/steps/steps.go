@@ -14,4 +14,5 @@ import (
 // and queues the controllers.
 type Writer interface {
 	Mutate(ctx context.Context, id string, fn func(tx lifecycle.Tx, svc *lifecycle.Service) error) (*lifecycle.Service, error)
+	Update(ctx context.Context, fn func(tx lifecycle.Tx) error) error
 }

@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -11,19 +11,19 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
 
-// environments are the Supervisors the service runs on (serviceSupervisors),
+// Environments are the Supervisors the service runs on (serviceSupervisors),
 // with their versions from the inventory the render used.
-func (m *core) environments(ctx context.Context, rend *rendered) ([]lifecycle.Environment, error) {
+func (m *Env) Environments(ctx context.Context, rend *Rendered) ([]lifecycle.Environment, error) {
 	inv := rend.Inventory
 	if inv == nil {
 		var err error
-		if inv, err = m.repo.Inventory(ctx); err != nil {
+		if inv, err = m.Repo.Inventory(ctx); err != nil {
 			return nil, err
 		}
 	}
-	byName := supervisorsByName(inv)
+	byName := SupervisorsByName(inv)
 	var envs []lifecycle.Environment
-	for _, name := range serviceSupervisors(rend.Resources, inv) {
+	for _, name := range ServiceSupervisors(rend.Resources, inv) {
 		sup, ok := byName[name]
 		if !ok {
 			return nil, lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("rendered resources target Supervisor %q, which is not in the platform inventory (GET /v2/inventory)", name))
@@ -33,7 +33,7 @@ func (m *core) environments(ctx context.Context, rend *rendered) ([]lifecycle.En
 	return envs, nil
 }
 
-func supervisorsByName(inv *lifecycle.Inventory) map[string]lifecycle.Supervisor {
+func SupervisorsByName(inv *lifecycle.Inventory) map[string]lifecycle.Supervisor {
 	out := map[string]lifecycle.Supervisor{}
 	for _, r := range inv.RegionList() {
 		for _, s := range r.Supervisors {
@@ -63,18 +63,18 @@ func resultDetails(results []lifecycle.CheckResult) (details []lifecycle.ErrorDe
 	return details, blockers
 }
 
-func (m *core) checkInstall(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *rendered) error {
-	envs, err := m.environments(ctx, rend)
+func (m *Env) CheckInstall(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered) error {
+	envs, err := m.Environments(ctx, rend)
 	if err != nil {
 		return err
 	}
-	verdict, err := m.peers.Compatibility.EvaluateInstall(ctx, packageVersion(b, svc.Version, svc.BuiltIn), envs)
+	verdict, err := m.Peers.Compatibility.EvaluateInstall(ctx, PackageVersion(b, svc.Version, svc.BuiltIn), envs)
 	if err != nil {
 		return err
 	}
 	details, blockers := resultDetails(verdict.Results)
-	if _, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
-		s.ErrorDetails = append(withoutType(s.ErrorDetails, lifecycle.ErrTypeInstall), nonErrors(details)...)
+	if _, err := m.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+		s.ErrorDetails = append(lifecycle.WithoutType(s.ErrorDetails, lifecycle.ErrTypeInstall), nonErrors(details)...)
 		return nil
 	}); err != nil {
 		return err
@@ -95,13 +95,13 @@ func nonErrors(ds []lifecycle.ErrorDetail) []lifecycle.ErrorDetail {
 	return out
 }
 
-// noteResults keeps WARNING/INFO results visible and blocks on ERRORs.
+// NoteResults keeps WARNING/INFO results visible and blocks on ERRORs.
 // A blocked operation shows every result (docs/decisions.md, "A blocked
 // upgrade shows everything"): the failure's message lists them all, and
 // each is its own errorDetail, so an administrator sees the warnings too.
-func (m *core) noteResults(ctx context.Context, id string, results []lifecycle.CheckResult, what string) error {
+func (m *Env) NoteResults(ctx context.Context, id string, results []lifecycle.CheckResult, what string) error {
 	details, blockers := resultDetails(results)
-	if _, err := m.Mutate(ctx, id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := m.Store.Mutate(ctx, id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.ErrorDetails = append(s.ErrorDetails, nonErrors(details)...)
 		return nil
 	}); err != nil {
@@ -117,27 +117,27 @@ func (m *core) noteResults(ctx context.Context, id string, results []lifecycle.C
 	return nil
 }
 
-func (m *core) upgradeCompatibility(ctx context.Context, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string, rend *rendered) ([]lifecycle.CheckResult, error) {
-	envs, err := m.environments(ctx, rend)
+func (m *Env) UpgradeCompatibility(ctx context.Context, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string, rend *Rendered) ([]lifecycle.CheckResult, error) {
+	envs, err := m.Environments(ctx, rend)
 	if err != nil {
 		return nil, err
 	}
-	verdict, err := m.peers.Compatibility.EvaluateUpgrade(ctx, packageVersion(ob, svc.Version, svc.BuiltIn), packageVersion(nb, toVersion, svc.BuiltIn), envs)
+	verdict, err := m.Peers.Compatibility.EvaluateUpgrade(ctx, PackageVersion(ob, svc.Version, svc.BuiltIn), PackageVersion(nb, toVersion, svc.BuiltIn), envs)
 	if err != nil {
 		return nil, err
 	}
 	return verdict.Results, nil
 }
 
-// runHook dispatches the service's pre-check hook on every Supervisor the
+// RunHook dispatches the service's pre-check hook on every Supervisor the
 // installed version runs on (or once, without Supervisor secrets, when it
 // runs on none).
-func (m *core) runHook(ctx context.Context, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string) (*HookReport, error) {
-	res, err := m.repo.Resources(ctx, svc.ID)
+func (m *Env) RunHook(ctx context.Context, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string) (*lifecycle.HookReport, error) {
+	res, err := m.Repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return nil, err
 	}
-	sups := slices.Clone(installedSupervisors(svc, res))
+	sups := slices.Clone(InstalledSupervisors(svc, res))
 	if len(sups) == 0 {
 		sups = []string{""}
 	}
@@ -149,7 +149,7 @@ func (m *core) runHook(ctx context.Context, svc *lifecycle.Service, ob, nb *bund
 			Secrets: map[string]map[string][]byte{},
 		}
 		if sup != "" {
-			secrets, err := m.driver.Secrets(ctx, sup, svc.Namespace)
+			secrets, err := m.Driver.Secrets(ctx, sup, svc.Namespace)
 			if err != nil {
 				return nil, err
 			}
@@ -157,11 +157,11 @@ func (m *core) runHook(ctx context.Context, svc *lifecycle.Service, ob, nb *bund
 		}
 		reqs = append(reqs, req)
 	}
-	results, err := m.peers.Precheck.DispatchHooks(ctx, reqs)
+	results, err := m.Peers.Precheck.DispatchHooks(ctx, reqs)
 	if err != nil {
 		return nil, err
 	}
-	report := &HookReport{}
+	report := &lifecycle.HookReport{}
 	var failures []string
 	for _, h := range results {
 		report.Configured = report.Configured || h.Configured

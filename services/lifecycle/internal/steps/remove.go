@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -14,17 +14,17 @@ import (
 // letGo applies the finalizer rule to a target object leaving a service:
 // with the cleanup finalizer it is deleted on its target, without it it is
 // released and left intact.
-func (m *core) letGo(ctx context.Context, k target.Key, finalizers []string) error {
+func (m *Env) letGo(ctx context.Context, k target.Key, finalizers []string) error {
 	if slices.Contains(finalizers, lifecycle.FinalizerCleanup) {
-		return m.driver.Delete(ctx, k)
+		return m.Driver.Delete(ctx, k)
 	}
-	return m.driver.Release(ctx, k)
+	return m.Driver.Release(ctx, k)
 }
 
 // decommissionTargets removes the target objects of records whose target
 // changed, leaving the records (they are about to be replaced). Without a
 // cleanup finalizer the object is released instead of deleted.
-func (m *core) decommissionTargets(ctx context.Context, res []*lifecycle.Resource) error {
+func (m *Env) decommissionTargets(ctx context.Context, res []*lifecycle.Resource) error {
 	var mu sync.Mutex
 	var failed []error
 	_ = m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
@@ -45,11 +45,11 @@ func (m *core) decommissionTargets(ctx context.Context, res []*lifecycle.Resourc
 	return nil
 }
 
-// sweepOrphans removes target objects the service owns that no record
+// SweepOrphans removes target objects the service owns that no record
 // refers to: left behind by an interrupted change, they would otherwise
 // block the next owner. Returns what could not be removed.
-func (m *core) sweepOrphans(ctx context.Context, svcID string, records []*lifecycle.Resource) ([]lifecycle.Orphan, error) {
-	objs, err := m.driver.List(ctx, svcID)
+func (m *Env) SweepOrphans(ctx context.Context, svcID string, records []*lifecycle.Resource) ([]lifecycle.Orphan, error) {
+	objs, err := m.Driver.List(ctx, svcID)
 	if err != nil {
 		return nil, err
 	}
@@ -66,18 +66,18 @@ func (m *core) sweepOrphans(ctx context.Context, svcID string, records []*lifecy
 			left = append(left, lifecycle.Orphan{Kind: o.Kind, Name: o.Identity, Target: o.Key, Message: err.Error()})
 			continue
 		}
-		m.log.Info("removed a target resource no record referred to", "service", svcID, "target", o.String())
+		m.Log.Info("removed a target resource no record referred to", "service", svcID, "target", o.String())
 	}
 	return left, nil
 }
 
-// removeResources deletes resource records. Those with finalizers clean up
+// RemoveResources deletes resource records. Those with finalizers clean up
 // their target first; those without are released (the target keeps them).
 // Without force a failed cleanup keeps the record and is retried (the
 // error is transient). With force (seed 002) nothing is cleaned up: the
 // finalizers and ownership are removed at once, the target resource stays
 // and is reported as an orphan to audit.
-func (m *core) removeResources(ctx context.Context, svc *lifecycle.Service, res []*lifecycle.Resource, force bool, orphans *[]lifecycle.Orphan) error {
+func (m *Env) RemoveResources(ctx context.Context, svc *lifecycle.Service, res []*lifecycle.Resource, force bool, orphans *[]lifecycle.Orphan) error {
 	var mu sync.Mutex
 	var failed []error
 	var done []*lifecycle.Resource
@@ -87,7 +87,7 @@ func (m *core) removeResources(ctx context.Context, svc *lifecycle.Service, res 
 		switch {
 		case r.Kind == "Overlay":
 		case force:
-			err = m.driver.Release(ctx, r.Target)
+			err = m.Driver.Release(ctx, r.Target)
 			if err == nil {
 				err = errors.New("left on its target by force delete (finalizers and ownership removed); audit it and remove it manually")
 			}
@@ -109,7 +109,7 @@ func (m *core) removeResources(ctx context.Context, svc *lifecycle.Service, res 
 		}
 		return nil
 	})
-	if err := m.chunked(ctx, len(done), func(tx lifecycle.Tx, i int) error {
+	if err := m.Chunked(ctx, len(done), func(tx lifecycle.Tx, i int) error {
 		return tx.DeleteResource(done[i].ServiceID, done[i].ID)
 	}); err != nil {
 		return err

@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
@@ -9,7 +9,7 @@ import (
 // (element-types-overview.md).
 const LinkRegionLabel = "services.vcfa.broadcom.com/link-region"
 
-// serviceSupervisors is THE rule for which Supervisors a service runs on
+// ServiceSupervisors is THE rule for which Supervisors a service runs on
 // (docs/decisions.md, "A service's Supervisors"): the Supervisors named by
 // spec.supervisor; plus every Supervisor of each region a resource links
 // with the link-region label; and, when no resource names a Supervisor or
@@ -17,7 +17,7 @@ const LinkRegionLabel = "services.vcfa.broadcom.com/link-region"
 // Supervisor-upgrade evaluation, Secret placement and the hook's CA lookup
 // all use it, so a service made only of VCF Automation kinds is still
 // checked against (and gets its Secrets on) the Supervisors it serves.
-func serviceSupervisors(docs []*lifecycle.Document, inv *lifecycle.Inventory) []string {
+func ServiceSupervisors(docs []*lifecycle.Document, inv *lifecycle.Inventory) []string {
 	set := map[string]bool{}
 	regions := map[string]bool{}
 	for _, d := range docs {
@@ -45,15 +45,15 @@ func serviceSupervisors(docs []*lifecycle.Document, inv *lifecycle.Inventory) []
 	return out
 }
 
-// supervisors is the rule applied to this render and the inventory it used.
-func (r *rendered) supervisors() []string {
-	return serviceSupervisors(r.Resources, r.Inventory)
+// Supervisors is the rule applied to this render and the inventory it used.
+func (r *Rendered) Supervisors() []string {
+	return ServiceSupervisors(r.Resources, r.Inventory)
 }
 
-// installedSupervisors are the Supervisors the installed version runs on,
+// InstalledSupervisors are the Supervisors the installed version runs on,
 // as recorded when its resources were applied; records written before the
 // rule was recorded fall back to the Supervisors their resources name.
-func installedSupervisors(svc *lifecycle.Service, res []*lifecycle.Resource) []string {
+func InstalledSupervisors(svc *lifecycle.Service, res []*lifecycle.Resource) []string {
 	if svc.Supervisors != nil {
 		return svc.Supervisors
 	}
@@ -65,4 +65,12 @@ func installedSupervisors(svc *lifecycle.Service, res []*lifecycle.Resource) []s
 	}
 	slices.Sort(out)
 	return out
+}
+
+// OnSupervisor names where a resource is, for messages.
+func OnSupervisor(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " on " + s
 }

@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // received, so clients see per-Supervisor progress of a long apply. It
 // writes at most every progressEvery and once at the end.
 type applyProgress struct {
-	m  *core
+	m  *Env
 	id string
 
 	mu    sync.Mutex
@@ -31,7 +31,7 @@ const progressEvery = 250 * time.Millisecond
 
 // newApplyProgress returns nil (which counts nothing) when no operation
 // runs: a controller's re-apply has no progress to show.
-func (m *core) newApplyProgress(svc *lifecycle.Service, resources []*lifecycle.Resource) *applyProgress {
+func (m *Env) newApplyProgress(svc *lifecycle.Service, resources []*lifecycle.Resource) *applyProgress {
 	if svc.ActiveOperation == "" {
 		return nil
 	}
@@ -65,7 +65,7 @@ func (p *applyProgress) applied(ctx context.Context, r *lifecycle.Resource) {
 	if !due {
 		return
 	}
-	_, _ = p.m.Mutate(context.WithoutCancel(ctx), p.id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	_, _ = p.m.Store.Mutate(context.WithoutCancel(ctx), p.id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if s.Progress == nil || s.ActiveOperation == "" || s.Progress.OperationID != s.ActiveOperation {
 			return errNoProgress // nothing to show: write nothing
 		}

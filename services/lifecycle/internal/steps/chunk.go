@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -16,12 +16,12 @@ import (
 // recomputes what is left from the records and writes it again.
 const maxResourceWrites = 100
 
-// chunked calls write for 0..n-1, at most maxResourceWrites per
+// Chunked calls write for 0..n-1, at most maxResourceWrites per
 // transaction, in order; it stops at the first failed transaction.
-func (m *core) chunked(ctx context.Context, n int, write func(tx lifecycle.Tx, i int) error) error {
+func (m *Env) Chunked(ctx context.Context, n int, write func(tx lifecycle.Tx, i int) error) error {
 	for start := 0; start < n; start += maxResourceWrites {
 		end := min(start+maxResourceWrites, n)
-		err := m.update(ctx, func(tx lifecycle.Tx) error {
+		err := m.Store.Update(ctx, func(tx lifecycle.Tx) error {
 			for i := start; i < end; i++ {
 				if err := write(tx, i); err != nil {
 					return err

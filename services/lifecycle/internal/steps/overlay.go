@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -33,9 +33,9 @@ type resolvedOverlay struct {
 	missing  []string
 }
 
-func (m *core) overlayIndex(ctx context.Context, serviceID string) *overlayIndex {
+func (m *Env) overlayIndex(ctx context.Context, serviceID string) *overlayIndex {
 	idx := &overlayIndex{byLabel: map[string]*resolvedOverlay{}}
-	res, err := m.repo.Resources(ctx, serviceID)
+	res, err := m.Repo.Resources(ctx, serviceID)
 	if err != nil {
 		return idx
 	}
@@ -43,7 +43,7 @@ func (m *core) overlayIndex(ctx context.Context, serviceID string) *overlayIndex
 		if r.Kind != "Overlay" {
 			continue
 		}
-		label := labelOf(r.Doc, LabelOverlay)
+		label := LabelOf(r.Doc, LabelOverlay)
 		if label == "" {
 			continue
 		}
@@ -63,7 +63,7 @@ func (m *core) overlayIndex(ctx context.Context, serviceID string) *overlayIndex
 				continue
 			}
 			sel, _ := item["selector"].(map[string]any)
-			if v, ok := resolveSelector(sel, res); ok {
+			if v, ok := ResolveSelector(sel, res); ok {
 				ro.values[name] = v
 			} else {
 				ro.missing = append(ro.missing, name)
@@ -74,16 +74,16 @@ func (m *core) overlayIndex(ctx context.Context, serviceID string) *overlayIndex
 	return idx
 }
 
-func labelOf(doc map[string]any, key string) string {
+func LabelOf(doc map[string]any, key string) string {
 	meta, _ := doc["metadata"].(map[string]any)
 	labels, _ := meta["labels"].(map[string]any)
 	v, _ := labels[key].(string)
 	return v
 }
 
-// resolveSelector finds the first resource of the selector's kind whose
+// ResolveSelector finds the first resource of the selector's kind whose
 // labels include the selector's labels and extracts path from it.
-func resolveSelector(sel map[string]any, res []*lifecycle.Resource) (string, bool) {
+func ResolveSelector(sel map[string]any, res []*lifecycle.Resource) (string, bool) {
 	kind, _ := sel["kind"].(string)
 	want, _ := sel["labels"].(map[string]any)
 	path, _ := sel["path"].(string)
@@ -100,15 +100,15 @@ func resolveSelector(sel map[string]any, res []*lifecycle.Resource) (string, boo
 
 func labelsMatch(doc map[string]any, want map[string]any) bool {
 	for k, v := range want {
-		if labelOf(doc, k) != fmt.Sprint(v) {
+		if LabelOf(doc, k) != fmt.Sprint(v) {
 			return false
 		}
 	}
 	return true
 }
 
-// splitPath splits a dotted path; "\." escapes a dot inside a key.
-func splitPath(p string) []string {
+// SplitPath splits a dotted path; "\." escapes a dot inside a key.
+func SplitPath(p string) []string {
 	var parts []string
 	var cur strings.Builder
 	for i := 0; i < len(p); i++ {
@@ -127,7 +127,7 @@ func splitPath(p string) []string {
 }
 
 func extract(r *lifecycle.Resource, path string) (string, bool) {
-	parts := splitPath(path)
+	parts := SplitPath(path)
 	if len(parts) == 3 && parts[0] == "status" && parts[1] == "readyConditions" {
 		v, ok := r.ReadyConditions[parts[2]]
 		return v, ok
@@ -163,7 +163,7 @@ func extract(r *lifecycle.Resource, path string) (string, bool) {
 
 // status of an Overlay resource itself.
 func (idx *overlayIndex) status(r *lifecycle.Resource) (string, string) {
-	ro := idx.byLabel[labelOf(r.Doc, LabelOverlay)]
+	ro := idx.byLabel[LabelOf(r.Doc, LabelOverlay)]
 	if ro == nil {
 		return target.StatusUnhealthy, "Overlay has no services.vcfa.broadcom.com/overlay label"
 	}
@@ -176,12 +176,12 @@ func (idx *overlayIndex) status(r *lifecycle.Resource) (string, string) {
 // withOverlay returns the document to apply for r: its own, or its runtime
 // spec transformed by the Overlay it references. ok=false means r must
 // wait (eager mode) with the given status and message.
-func (m *core) withOverlay(ctx context.Context, r *lifecycle.Resource, idx *overlayIndex) (doc map[string]any, status, msg string, ok bool) {
-	label := labelOf(r.Doc, LabelOverlay)
+func (m *Env) withOverlay(ctx context.Context, r *lifecycle.Resource, idx *overlayIndex) (doc map[string]any, status, msg string, ok bool) {
+	label := LabelOf(r.Doc, LabelOverlay)
 	if label == "" {
 		return r.Doc, "", "", true
 	}
-	mode := labelOf(r.Doc, LabelOverlayApply)
+	mode := LabelOf(r.Doc, LabelOverlayApply)
 	if mode == "" {
 		mode = "eager"
 	}
@@ -199,7 +199,7 @@ func (m *core) withOverlay(ctx context.Context, r *lifecycle.Resource, idx *over
 	if ro != nil {
 		req.Overlay, req.Values = ro.template, ro.values
 	}
-	resp, err := m.peers.Renderer.ApplyOverlay(ctx, req)
+	resp, err := m.Peers.Renderer.ApplyOverlay(ctx, req)
 	if err != nil {
 		return nil, target.StatusBusy, fmt.Sprintf("Waiting for the renderer to apply overlay %q: %v", label, err), false
 	}

@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -11,26 +11,23 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
 
-// renderFor renders once per run (a restarted run renders again, with the
+// RenderFor renders once per run (a restarted run renders again, with the
 // inventory as it is then) and keeps the effective values on the service.
-func (m *core) renderFor(ctx context.Context, r *run, svc *lifecycle.Service, b *bundle.Bundle) (*rendered, error) {
+func (m *Env) RenderFor(ctx context.Context, scratch map[string]any, svc *lifecycle.Service, b *bundle.Bundle) (*Rendered, error) {
 	key := "render/" + b.Digest
-	if v, ok := r.scratch[key].(*rendered); ok {
+	if v, ok := scratch[key].(*Rendered); ok {
 		return v, nil
 	}
-	rend, err := m.render(ctx, svc, b, RenderInput{})
+	rend, err := m.Render(ctx, svc, b, lifecycle.RenderInput{})
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrInvalidArgument) {
 			return nil, lifecycle.Blocked(lifecycle.ErrTypeConfiguration, err)
 		}
 		return nil, err
 	}
-	if r.scratch == nil {
-		r.scratch = map[string]any{}
-	}
-	r.scratch[key] = rend
+	scratch[key] = rend
 	effective := base64.StdEncoding.EncodeToString(rend.Effective)
-	if _, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := m.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		// Only the installed version's render is the service's effective
 		// configuration; an upgrade's checks render the next one.
 		if s.Digest == b.Digest {
@@ -43,11 +40,11 @@ func (m *core) renderFor(ctx context.Context, r *run, svc *lifecycle.Service, b 
 	return rend, nil
 }
 
-func (m *core) layers(ctx context.Context, svc *lifecycle.Service, in RenderInput) (lifecycle.ValueLayers, error) {
+func (m *Env) Layers(ctx context.Context, svc *lifecycle.Service, in lifecycle.RenderInput) (lifecycle.ValueLayers, error) {
 	inv := in.Inventory
 	if inv == nil {
 		var err error
-		if inv, err = m.repo.Inventory(ctx); err != nil {
+		if inv, err = m.Repo.Inventory(ctx); err != nil {
 			return lifecycle.ValueLayers{}, err
 		}
 	}
@@ -65,14 +62,14 @@ func (m *core) layers(ctx context.Context, svc *lifecycle.Service, in RenderInpu
 	}, nil
 }
 
-// rendered is one render of a service's bundle.
-type rendered struct {
+// Rendered is one render of a service's bundle.
+type Rendered struct {
 	Resources []*lifecycle.Document
 	YAML      []byte
 	Effective []byte
 
 	// The documents parsed and hashed once: an operation places the same
-	// render in several steps (pre-checks, apply), and parsing thousands
+	// Render in several steps (pre-checks, apply), and parsing thousands
 	// of YAML documents was the largest cost of a big activation.
 	parseOnce sync.Once
 	parsed    []lifecycle.ParsedDoc
@@ -82,32 +79,32 @@ type rendered struct {
 	Inventory *lifecycle.Inventory
 }
 
-// place turns the render into resource records owned by version, on the
+// Place turns the render into resource records owned by version, on the
 // Supervisors the service runs on (serviceSupervisors).
-func (r *rendered) place(svc *lifecycle.Service, version string, now time.Time) ([]*lifecycle.Resource, error) {
+func (r *Rendered) Place(svc *lifecycle.Service, version string, now time.Time) ([]*lifecycle.Resource, error) {
 	r.parseOnce.Do(func() { r.parsed, r.parseErr = lifecycle.ParseDocs(r.Resources) })
 	if r.parseErr != nil {
 		return nil, r.parseErr
 	}
-	return lifecycle.PlaceResources(svc, version, r.Resources, r.parsed, r.supervisors(), now)
+	return lifecycle.PlaceResources(svc, version, r.Resources, r.parsed, r.Supervisors(), now)
 }
 
-func (m *core) render(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, in RenderInput) (*rendered, error) {
-	layers, err := m.layers(ctx, svc, in)
+func (m *Env) Render(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, in lifecycle.RenderInput) (*Rendered, error) {
+	layers, err := m.Layers(ctx, svc, in)
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.peers.Renderer.RenderResources(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers})
+	out, err := m.Peers.Renderer.RenderResources(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers})
 	if err != nil {
 		return nil, err
 	}
-	return &rendered{Resources: out.Documents, YAML: out.YAML, Effective: out.Effective, Inventory: layers.Inventory}, nil
+	return &Rendered{Resources: out.Documents, YAML: out.YAML, Effective: out.Effective, Inventory: layers.Inventory}, nil
 }
 
-func (m *core) accessGrants(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, in RenderInput) (map[string]any, error) {
-	layers, err := m.layers(ctx, svc, in)
+func (m *Env) AccessGrants(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, in lifecycle.RenderInput) (map[string]any, error) {
+	layers, err := m.Layers(ctx, svc, in)
 	if err != nil {
 		return nil, err
 	}
-	return m.peers.Renderer.RenderAccessGrants(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers})
+	return m.Peers.Renderer.RenderAccessGrants(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers})
 }

@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -12,28 +12,28 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-// moveResources hands a service's resources to version per seed 002:
+// MoveResources hands a service's resources to version per seed 002:
 // new ones are created (owned by version, finalizers added), removed ones
 // decommissioned (target cleaned up, then the record and its finalizers
 // go), kept ones have their ownership and finalizers transferred and are
 // re-applied when their configuration changed. Every action is idempotent,
 // so a restart re-runs the step safely. A resource that fails leaves the
 // step failed: a partial upgrade, Unhealthy, to fix and retry or roll back.
-func (m *core) moveResources(ctx context.Context, svc *lifecycle.Service, rend *rendered, version, what string) error {
+func (m *Env) MoveResources(ctx context.Context, svc *lifecycle.Service, rend *Rendered, version, what string) error {
 	d, err := m.diffRendered(ctx, svc, rend, version)
 	if err != nil {
 		return err
 	}
 	var create, transfer []*lifecycle.Resource
-	for _, c := range d.changes {
-		if c.needsNewObject() {
-			create = append(create, c.want)
+	for _, c := range d.Changes {
+		if c.NeedsNewObject() {
+			create = append(create, c.Want)
 			continue
 		}
-		old, w := c.have, c.want
+		old, w := c.Have, c.Want
 		w.Adopted, w.ExternalID, w.Status, w.Message, w.LastModified = old.Adopted, old.ExternalID, old.Status, old.Message, old.LastModified
 		w.Finalizers = old.Finalizers
-		if c.current(version) {
+		if c.Current(version) {
 			continue // done before a restart
 		}
 		transfer = append(transfer, w)
@@ -41,24 +41,24 @@ func (m *core) moveResources(ctx context.Context, svc *lifecycle.Service, rend *
 	if err := m.retire(ctx, d); err != nil {
 		return err
 	}
-	if err := m.putResources(ctx, append(slices.Clone(create), transfer...)); err != nil {
+	if err := m.PutResources(ctx, append(slices.Clone(create), transfer...)); err != nil {
 		return err
 	}
 	// Ownership transfer first, so a kept resource is never ownerless.
 	if err := m.transferOwnership(ctx, svc, transfer, version); err != nil {
 		return err
 	}
-	if err := m.removeResources(ctx, svc, d.removed, false, nil); err != nil {
+	if err := m.RemoveResources(ctx, svc, d.Removed, false, nil); err != nil {
 		return err
 	}
 	apply := append(create, transfer...)
-	if err := m.applyAll(ctx, svc, apply); err != nil {
+	if err := m.ApplyAll(ctx, svc, apply); err != nil {
 		return err
 	}
 	var failed []string
 	for _, r := range apply {
 		if r.Status == target.StatusUnhealthy {
-			failed = append(failed, fmt.Sprintf("%s %s%s: %s", r.Kind, r.Name, onSupervisor(r.Supervisor), r.Message))
+			failed = append(failed, fmt.Sprintf("%s %s%s: %s", r.Kind, r.Name, OnSupervisor(r.Supervisor), r.Message))
 		}
 	}
 	if len(failed) > 0 {
@@ -69,7 +69,7 @@ func (m *core) moveResources(ctx context.Context, svc *lifecycle.Service, rend *
 
 // transferOwnership hands kept resources to version on their targets, with
 // the cleanup finalizer unless they were adopted.
-func (m *core) transferOwnership(ctx context.Context, svc *lifecycle.Service, transfer []*lifecycle.Resource, version string) error {
+func (m *Env) transferOwnership(ctx context.Context, svc *lifecycle.Service, transfer []*lifecycle.Resource, version string) error {
 	owner := target.Owner{ServiceID: svc.ID, Version: version}
 	var mu sync.Mutex
 	var transferErrs []string
@@ -82,7 +82,7 @@ func (m *core) transferOwnership(ctx context.Context, svc *lifecycle.Service, tr
 		if r.Adopted {
 			fin = nil
 		}
-		if _, err := m.driver.Transfer(ctx, r.Target, owner, fin); err != nil && !errors.Is(err, target.ErrNotFound) {
+		if _, err := m.Driver.Transfer(ctx, r.Target, owner, fin); err != nil && !errors.Is(err, target.ErrNotFound) {
 			mu.Lock()
 			transferErrs = append(transferErrs, fmt.Sprintf("%s %s: %v", r.Kind, r.Name, err))
 			mu.Unlock()

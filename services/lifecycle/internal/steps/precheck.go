@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -17,10 +17,10 @@ func desiredFor(res *lifecycle.Resource, owner target.Owner) target.Desired {
 }
 
 // stage dry-runs every resource on its target, bounded in parallel.
-func (m *core) stage(ctx context.Context, svc *lifecycle.Service, resources []*lifecycle.Resource) ([]target.Staged, error) {
+func (m *Env) stage(ctx context.Context, svc *lifecycle.Service, resources []*lifecycle.Resource) ([]target.Staged, error) {
 	out := make([]target.Staged, len(resources))
 	err := m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
-		st, err := m.driver.Stage(ctx, desiredFor(resources[i], target.Owner{ServiceID: svc.ID, Version: resources[i].OwnerVersion}))
+		st, err := m.Driver.Stage(ctx, desiredFor(resources[i], target.Owner{ServiceID: svc.ID, Version: resources[i].OwnerVersion}))
 		if err != nil {
 			return err
 		}
@@ -31,16 +31,16 @@ func (m *core) stage(ctx context.Context, svc *lifecycle.Service, resources []*l
 }
 
 // platformFacts merges the targets' facts with the inventory's versions.
-func (m *core) platformFacts(ctx context.Context, supervisors []string) (lifecycle.PlatformFacts, error) {
-	facts, err := m.driver.Facts(ctx, supervisors)
+func (m *Env) platformFacts(ctx context.Context, supervisors []string) (lifecycle.PlatformFacts, error) {
+	facts, err := m.Driver.Facts(ctx, supervisors)
 	if err != nil {
 		return lifecycle.PlatformFacts{}, err
 	}
-	inv, err := m.repo.Inventory(ctx)
+	inv, err := m.Repo.Inventory(ctx)
 	if err != nil {
 		return lifecycle.PlatformFacts{}, err
 	}
-	byName := supervisorsByName(inv)
+	byName := SupervisorsByName(inv)
 	known := map[string]target.SupervisorFacts{}
 	for _, s := range facts.Supervisors {
 		known[s.Name] = s
@@ -65,26 +65,26 @@ func (m *core) platformFacts(ctx context.Context, supervisors []string) (lifecyc
 	return pf, nil
 }
 
-// prechecks stages the rendered resources and runs the dynamic pre-checks.
-func (m *core) prechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *rendered, version string) error {
-	report, err := m.dynamicPrechecks(ctx, svc, b, rend, version)
+// Prechecks stages the rendered resources and runs the dynamic pre-checks.
+func (m *Env) Prechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered, version string) error {
+	report, err := m.DynamicPrechecks(ctx, svc, b, rend, version)
 	if err != nil {
 		return err
 	}
-	if _, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := m.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.PreCheck = report
 		return nil
 	}); err != nil {
 		return err
 	}
 	if report.Status == "Failed" {
-		return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("dynamic pre-checks failed: %s", failedChecks(report)))
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("dynamic pre-checks failed: %s", FailedChecks(report)))
 	}
 	return nil
 }
 
-func (m *core) dynamicPrechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *rendered, version string) (*lifecycle.PreCheckReport, error) {
-	resources, err := rend.place(svc, version, m.now())
+func (m *Env) DynamicPrechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered, version string) (*lifecycle.PreCheckReport, error) {
+	resources, err := rend.Place(svc, version, m.Now())
 	if err != nil {
 		return nil, lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
 	}
@@ -92,7 +92,7 @@ func (m *core) dynamicPrechecks(ctx context.Context, svc *lifecycle.Service, b *
 	if err != nil {
 		return nil, err
 	}
-	pf, err := m.platformFacts(ctx, rend.supervisors())
+	pf, err := m.platformFacts(ctx, rend.Supervisors())
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (m *core) dynamicPrechecks(ctx context.Context, svc *lifecycle.Service, b *
 			Requested: st.Requested,
 		})
 	}
-	report, err := m.peers.Precheck.RunDynamicPrechecks(ctx, req)
+	report, err := m.Peers.Precheck.RunDynamicPrechecks(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -145,7 +145,7 @@ func stagedTarget(k target.Key) string {
 	return k.System
 }
 
-func failedChecks(r *lifecycle.PreCheckReport) string {
+func FailedChecks(r *lifecycle.PreCheckReport) string {
 	var out []string
 	for _, rc := range r.ResourceChecks {
 		for _, c := range rc.Checks {

@@ -1,4 +1,4 @@
-package manager
+package steps
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
 
-// packageVersion builds the compatibility service's view of a bundle.
-func packageVersion(b *bundle.Bundle, version string, builtIn bool) lifecycle.PackageVersion {
+// PackageVersion builds the compatibility service's view of a bundle.
+func PackageVersion(b *bundle.Bundle, version string, builtIn bool) lifecycle.PackageVersion {
 	ann := b.Package.Annotations
 	return lifecycle.PackageVersion{
 		Name:    b.Package.RefName,
@@ -26,13 +26,13 @@ func packageVersion(b *bundle.Bundle, version string, builtIn bool) lifecycle.Pa
 	}
 }
 
-// validateBundle runs the compatibility service's validation and static
+// ValidateBundle runs the compatibility service's validation and static
 // checks on a bundle rendered with the platform inventory. It returns
 // warnings worth showing; issues are a blocked error.
-func (m *core) validateBundle(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle) ([]lifecycle.ErrorDetail, error) {
+func (m *Env) ValidateBundle(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle) ([]lifecycle.ErrorDetail, error) {
 	var warnings []lifecycle.ErrorDetail
 	req := lifecycle.PackageValidation{PackageYAML: b.PackageFile, BuiltIn: svc.BuiltIn}
-	rend, err := m.render(ctx, svc, b, RenderInput{})
+	rend, err := m.Render(ctx, svc, b, lifecycle.RenderInput{})
 	switch {
 	case err == nil:
 		req.Documents = rend.Resources
@@ -42,7 +42,7 @@ func (m *core) validateBundle(ctx context.Context, svc *lifecycle.Service, b *bu
 		warnings = append(warnings, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeConfiguration, Severity: lifecycle.SeverityWarn,
 			Message: fmt.Sprintf("the bundle does not render with the current platform inventory, so its resources were not statically checked yet (they are at activation): %v", err)})
 	}
-	resp, err := m.peers.Compatibility.ValidatePackage(ctx, req)
+	resp, err := m.Peers.Compatibility.ValidatePackage(ctx, req)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrInvalidArgument) {
 			return nil, lifecycle.Blocked(lifecycle.ErrTypeConfiguration, err)
@@ -63,14 +63,14 @@ func (m *core) validateBundle(ctx context.Context, svc *lifecycle.Service, b *bu
 	return warnings, nil
 }
 
-// checkConfiguration validates the service's current configuration against
+// CheckConfiguration validates the service's current configuration against
 // a new bundle's schema by rendering its effective values.
-func (m *core) checkConfiguration(ctx context.Context, svc *lifecycle.Service, nb *bundle.Bundle) []string {
-	layers, err := m.layers(ctx, svc, RenderInput{})
+func (m *Env) CheckConfiguration(ctx context.Context, svc *lifecycle.Service, nb *bundle.Bundle) []string {
+	layers, err := m.Layers(ctx, svc, lifecycle.RenderInput{})
 	if err != nil {
 		return []string{err.Error()}
 	}
-	if _, err = m.peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: nb, Values: layers}); err != nil {
+	if _, err = m.Peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: nb, Values: layers}); err != nil {
 		return []string{err.Error()}
 	}
 	return nil
