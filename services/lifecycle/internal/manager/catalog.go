@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 )
 
@@ -24,7 +25,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 		return nil, fmt.Errorf("register %s: package.yml must carry spec.refName and spec.version: %w", source, lifecycle.ErrInvalidArgument)
 	}
 	probe := &lifecycle.Service{ID: "catalog", Name: b.Package.RefName, Version: b.Package.Version, Digest: b.Digest, BuiltIn: builtIn, Namespace: Namespace(b.Package.RefName)}
-	if _, err := m.ValidateBundle(ctx, probe, b); err != nil {
+	if _, err := steps.ValidateBundle(ctx, m.RenderPorts(), m.Peers.Compatibility, probe, b); err != nil {
 		if IsBlocked(err) {
 			return nil, lifecycle.InvalidArgument("register "+source, err)
 		}

@@ -134,7 +134,7 @@ func (m *core) Apply(ctx context.Context, id string, c Change) (*lifecycle.Servi
 		if c.Values != nil {
 			applyValues(probe, c)
 		}
-		if wantGrants, err = m.AccessGrants(ctx, probe, b, lifecycle.RenderInput{}); err != nil {
+		if wantGrants, err = steps.AccessGrants(ctx, m.RenderPorts(), probe, b, lifecycle.RenderInput{}); err != nil {
 			return nil, fmt.Errorf("render access grants to check acceptance: %w", err)
 		}
 	}

@@ -58,7 +58,7 @@ func (m *core) activateStep(ctx context.Context, r *run, name string) error {
 	if err != nil {
 		return err
 	}
-	rend, err := m.RenderFor(ctx, r.cache(), r.svc, b)
+	rend, err := steps.RenderFor(ctx, m.RenderPorts(), m.Store, r.cache(), r.svc, b)
 	if err != nil {
 		return err
 	}
@@ -66,7 +66,7 @@ func (m *core) activateStep(ctx context.Context, r *run, name string) error {
 	case "render":
 		return nil
 	case "compatibility":
-		return m.CheckInstall(ctx, r.svc, b, rend)
+		return steps.CheckInstall(ctx, m.CheckPorts(), m.Store, r.svc, b, rend)
 	case "prechecks":
 		return m.Prechecks(ctx, r.svc, b, rend, r.svc.Version)
 	case "apply":

@@ -100,7 +100,7 @@ func (m *core) validateRegistration(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
-	warnings, err := m.ValidateBundle(ctx, svc, b)
+	warnings, err := steps.ValidateBundle(ctx, m.RenderPorts(), m.Peers.Compatibility, svc, b)
 	if err != nil {
 		return err
 	}

@@ -139,7 +139,7 @@ func (m *core) checkSupervisorServiceDowngrade(ctx context.Context, svc *lifecyc
 	}
 	probe := svc.Clone()
 	probe.Version, probe.Digest, probe.Values = prev.Version, prev.Digest, prev.Values
-	rend, err := m.Render(ctx, probe, pb, lifecycle.RenderInput{})
+	rend, err := steps.Render(ctx, m.RenderPorts(), probe, pb, lifecycle.RenderInput{})
 	if err != nil {
 		return fmt.Errorf("render version %s to check the rollback: %w", prev.Version, err)
 	}
@@ -223,7 +223,7 @@ func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 		}
 		probe := svc.Clone()
 		probe.Version, probe.Digest, probe.Values = prev.Version, prev.Digest, prev.Values
-		rend, err := m.RenderFor(ctx, r.cache(), probe, pb)
+		rend, err := steps.RenderFor(ctx, m.RenderPorts(), m.Store, r.cache(), probe, pb)
 		if err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func (m *core) upgradeStep(ctx context.Context, r *run, name string) error {
 	}
 	switch name {
 	case "configuration":
-		if errs := m.CheckConfiguration(ctx, u.old, u.nb); len(errs) > 0 {
+		if errs := steps.CheckConfiguration(ctx, m.RenderPorts(), u.old, u.nb); len(errs) > 0 {
 			return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("the current configuration does not fit version %s: %s", u.to, strings.Join(errs, "; ")))
 		}
 		return nil
@@ -46,7 +46,7 @@ func (m *core) upgradeStep(ctx context.Context, r *run, name string) error {
 	case "precheck-hook":
 		return m.upgradeHook(ctx, u)
 	case "prechecks":
-		rend, err := m.RenderFor(ctx, r.cache(), u.next, u.nb)
+		rend, err := steps.RenderFor(ctx, m.RenderPorts(), m.Store, r.cache(), u.next, u.nb)
 		if err != nil {
 			return err
 		}
@@ -114,7 +114,7 @@ func (m *core) upgradeDownload(ctx context.Context, r *run) error {
 	if err != nil {
 		return err
 	}
-	if _, err := m.ValidateBundle(ctx, svc, b); err != nil {
+	if _, err := steps.ValidateBundle(ctx, m.RenderPorts(), m.Peers.Compatibility, svc, b); err != nil {
 		return err
 	}
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
@@ -158,24 +158,24 @@ func (m *core) upgradeVersions(r *run) (*upgradeVersions, error) {
 
 // upgradeEvaluate: the compatibility service's verdict on the jump.
 func (m *core) upgradeEvaluate(ctx context.Context, r *run, u *upgradeVersions) error {
-	rend, err := m.RenderFor(ctx, r.cache(), u.next, u.nb)
+	rend, err := steps.RenderFor(ctx, m.RenderPorts(), m.Store, r.cache(), u.next, u.nb)
 	if err != nil {
 		return err
 	}
-	results, err := m.UpgradeCompatibility(ctx, u.old, u.ob, u.nb, u.to, rend)
+	results, err := steps.UpgradeCompatibility(ctx, m.CheckPorts(), u.old, u.ob, u.nb, u.to, rend)
 	if err != nil {
 		return err
 	}
-	return m.NoteResults(ctx, u.svc.ID, results, "compatibility check failed")
+	return steps.NoteResults(ctx, m.Store, u.svc.ID, results, "compatibility check failed")
 }
 
 // upgradeHook: the service's own pre-check hook.
 func (m *core) upgradeHook(ctx context.Context, u *upgradeVersions) error {
-	hook, err := m.RunHook(ctx, u.old, u.ob, u.nb, u.to)
+	hook, err := steps.RunHook(ctx, m.HookPorts(), u.old, u.ob, u.nb, u.to)
 	if err != nil {
 		return err
 	}
-	if err := m.NoteResults(ctx, u.svc.ID, hook.Results, "the pre-check hook reported errors"); err != nil {
+	if err := steps.NoteResults(ctx, m.Store, u.svc.ID, hook.Results, "the pre-check hook reported errors"); err != nil {
 		return err
 	}
 	if hook.Failure != "" {
@@ -202,7 +202,7 @@ func (m *core) upgradeMaintenance(ctx context.Context, u *upgradeVersions) error
 // upgradeResources points the service at the new version and hands the
 // resources over to it.
 func (m *core) upgradeResources(ctx context.Context, r *run, u *upgradeVersions) error {
-	rend, err := m.RenderFor(ctx, r.cache(), u.next, u.nb)
+	rend, err := steps.RenderFor(ctx, m.RenderPorts(), m.Store, r.cache(), u.next, u.nb)
 	if err != nil {
 		return err
 	}

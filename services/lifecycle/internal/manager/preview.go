@@ -92,19 +92,19 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 		return nil, fmt.Errorf("%w: %w", err, lifecycle.ErrInvalidArgument)
 	}
 	plan := &UpgradePlan{FromVersion: svc.Version, ToVersion: toVersion, Allowed: true}
-	if _, err := m.ValidateBundle(ctx, svc, nb); err != nil {
+	if _, err := steps.ValidateBundle(ctx, m.RenderPorts(), m.Peers.Compatibility, svc, nb); err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return nil, err
 		}
 		plan.block(err.Error())
 	}
-	plan.ConfigurationErrors = m.CheckConfiguration(ctx, svc, nb)
+	plan.ConfigurationErrors = steps.CheckConfiguration(ctx, m.RenderPorts(), svc, nb)
 	for _, e := range plan.ConfigurationErrors {
 		plan.block("configuration: " + e)
 	}
 	next := svc.Clone()
 	next.Version, next.Digest = toVersion, nb.Digest
-	rend, err := m.Render(ctx, next, nb, lifecycle.RenderInput{})
+	rend, err := steps.Render(ctx, m.RenderPorts(), next, nb, lifecycle.RenderInput{})
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return nil, err
@@ -167,7 +167,7 @@ func (m *core) previewTarget(ctx context.Context, svc *lifecycle.Service, source
 // previewChecks runs the compatibility evaluation, the hook and the
 // dynamic pre-checks an upgrade would run, noting what blocks.
 func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeVersions, rend *steps.Rendered) error {
-	results, err := m.UpgradeCompatibility(ctx, u.svc, u.ob, u.nb, u.to, rend)
+	results, err := steps.UpgradeCompatibility(ctx, m.CheckPorts(), u.svc, u.ob, u.nb, u.to, rend)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return err
@@ -183,7 +183,7 @@ func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeV
 	if !plan.Allowed {
 		plan.SuggestedPath = m.suggestPath(ctx, u.svc, u.ob, u.to, rend)
 	}
-	hook, err := m.RunHook(ctx, u.svc, u.ob, u.nb, u.to)
+	hook, err := steps.RunHook(ctx, m.HookPorts(), u.svc, u.ob, u.nb, u.to)
 	if err != nil {
 		return err
 	}
@@ -233,7 +233,7 @@ func (m *core) suggestPath(ctx context.Context, svc *lifecycle.Service, ob *bund
 		}
 		avail = append(avail, steps.PackageVersion(b, e.Version, e.BuiltIn))
 	}
-	envs, err := m.Environments(ctx, rend)
+	envs, err := steps.Environments(ctx, m.Repo, rend)
 	if err != nil {
 		return nil
 	}

@@ -18,7 +18,7 @@ func (m *Manager) RenderEffectiveValues(ctx context.Context, id string, in lifec
 	if err != nil {
 		return nil, err
 	}
-	layers, err := m.Layers(ctx, svc, in)
+	layers, err := steps.Layers(ctx, m.Repo, svc, in)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func (m *Manager) RenderValueProvenance(ctx context.Context, id string, in lifec
 	if err != nil {
 		return nil, err
 	}
-	layers, err := m.Layers(ctx, svc, in)
+	layers, err := steps.Layers(ctx, m.Repo, svc, in)
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (m *Manager) RenderResources(ctx context.Context, id string, in lifecycle.R
 	if err != nil {
 		return nil, err
 	}
-	r, err := m.Render(ctx, svc, b, in)
+	r, err := steps.Render(ctx, m.RenderPorts(), svc, b, in)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (m *Manager) RenderAccessGrants(ctx context.Context, id string, in lifecycl
 	if err != nil {
 		return nil, err
 	}
-	return m.AccessGrants(ctx, svc, b, in)
+	return steps.AccessGrants(ctx, m.RenderPorts(), svc, b, in)
 }
 
 func (m *core) serviceAndBundle(ctx context.Context, id string) (*lifecycle.Service, *bundle.Bundle, error) {

@@ -21,3 +21,18 @@ type Env struct {
 	Now               func() time.Time
 	TargetConcurrency int
 }
+
+// RenderPorts are the Env's ports rendering reads.
+func (m *Env) RenderPorts() RenderPorts {
+	return RenderPorts{Inventory: m.Repo, Renderer: m.Peers.Renderer}
+}
+
+// CheckPorts are the Env's ports a compatibility evaluation reads.
+func (m *Env) CheckPorts() CheckPorts {
+	return CheckPorts{Inventory: m.Repo, Compatibility: m.Peers.Compatibility}
+}
+
+// HookPorts are the Env's ports a pre-check hook needs.
+func (m *Env) HookPorts() HookPorts {
+	return HookPorts{Repo: m.Repo, Driver: m.Driver, Precheck: m.Peers.Precheck}
+}

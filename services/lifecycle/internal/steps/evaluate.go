@@ -13,11 +13,11 @@ import (
 
 // Environments are the Supervisors the service runs on (serviceSupervisors),
 // with their versions from the inventory the render used.
-func (m *Env) Environments(ctx context.Context, rend *Rendered) ([]lifecycle.Environment, error) {
+func Environments(ctx context.Context, inventory InventoryReader, rend *Rendered) ([]lifecycle.Environment, error) {
 	inv := rend.Inventory
 	if inv == nil {
 		var err error
-		if inv, err = m.Repo.Inventory(ctx); err != nil {
+		if inv, err = inventory.Inventory(ctx); err != nil {
 			return nil, err
 		}
 	}
@@ -63,17 +63,17 @@ func resultDetails(results []lifecycle.CheckResult) (details []lifecycle.ErrorDe
 	return details, blockers
 }
 
-func (m *Env) CheckInstall(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered) error {
-	envs, err := m.Environments(ctx, rend)
+func CheckInstall(ctx context.Context, cp CheckPorts, w Writer, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered) error {
+	envs, err := Environments(ctx, cp.Inventory, rend)
 	if err != nil {
 		return err
 	}
-	verdict, err := m.Peers.Compatibility.EvaluateInstall(ctx, PackageVersion(b, svc.Version, svc.BuiltIn), envs)
+	verdict, err := cp.Compatibility.EvaluateInstall(ctx, PackageVersion(b, svc.Version, svc.BuiltIn), envs)
 	if err != nil {
 		return err
 	}
 	details, blockers := resultDetails(verdict.Results)
-	if _, err := m.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := w.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.ErrorDetails = append(lifecycle.WithoutType(s.ErrorDetails, lifecycle.ErrTypeInstall), nonErrors(details)...)
 		return nil
 	}); err != nil {
@@ -99,9 +99,9 @@ func nonErrors(ds []lifecycle.ErrorDetail) []lifecycle.ErrorDetail {
 // A blocked operation shows every result (docs/decisions.md, "A blocked
 // upgrade shows everything"): the failure's message lists them all, and
 // each is its own errorDetail, so an administrator sees the warnings too.
-func (m *Env) NoteResults(ctx context.Context, id string, results []lifecycle.CheckResult, what string) error {
+func NoteResults(ctx context.Context, w Writer, id string, results []lifecycle.CheckResult, what string) error {
 	details, blockers := resultDetails(results)
-	if _, err := m.Store.Mutate(ctx, id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := w.Mutate(ctx, id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.ErrorDetails = append(s.ErrorDetails, nonErrors(details)...)
 		return nil
 	}); err != nil {
@@ -117,12 +117,12 @@ func (m *Env) NoteResults(ctx context.Context, id string, results []lifecycle.Ch
 	return nil
 }
 
-func (m *Env) UpgradeCompatibility(ctx context.Context, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string, rend *Rendered) ([]lifecycle.CheckResult, error) {
-	envs, err := m.Environments(ctx, rend)
+func UpgradeCompatibility(ctx context.Context, cp CheckPorts, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string, rend *Rendered) ([]lifecycle.CheckResult, error) {
+	envs, err := Environments(ctx, cp.Inventory, rend)
 	if err != nil {
 		return nil, err
 	}
-	verdict, err := m.Peers.Compatibility.EvaluateUpgrade(ctx, PackageVersion(ob, svc.Version, svc.BuiltIn), PackageVersion(nb, toVersion, svc.BuiltIn), envs)
+	verdict, err := cp.Compatibility.EvaluateUpgrade(ctx, PackageVersion(ob, svc.Version, svc.BuiltIn), PackageVersion(nb, toVersion, svc.BuiltIn), envs)
 	if err != nil {
 		return nil, err
 	}
@@ -132,8 +132,8 @@ func (m *Env) UpgradeCompatibility(ctx context.Context, svc *lifecycle.Service, 
 // RunHook dispatches the service's pre-check hook on every Supervisor the
 // installed version runs on (or once, without Supervisor secrets, when it
 // runs on none).
-func (m *Env) RunHook(ctx context.Context, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string) (*lifecycle.HookReport, error) {
-	res, err := m.Repo.Resources(ctx, svc.ID)
+func RunHook(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string) (*lifecycle.HookReport, error) {
+	res, err := hp.Repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func (m *Env) RunHook(ctx context.Context, svc *lifecycle.Service, ob, nb *bundl
 			Secrets: map[string]map[string][]byte{},
 		}
 		if sup != "" {
-			secrets, err := m.Driver.Secrets(ctx, sup, svc.Namespace)
+			secrets, err := hp.Driver.Secrets(ctx, sup, svc.Namespace)
 			if err != nil {
 				return nil, err
 			}
@@ -157,7 +157,7 @@ func (m *Env) RunHook(ctx context.Context, svc *lifecycle.Service, ob, nb *bundl
 		}
 		reqs = append(reqs, req)
 	}
-	results, err := m.Peers.Precheck.DispatchHooks(ctx, reqs)
+	results, err := hp.Precheck.DispatchHooks(ctx, reqs)
 	if err != nil {
 		return nil, err
 	}

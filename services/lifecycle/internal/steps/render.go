@@ -13,12 +13,12 @@ import (
 
 // RenderFor renders once per run (a restarted run renders again, with the
 // inventory as it is then) and keeps the effective values on the service.
-func (m *Env) RenderFor(ctx context.Context, scratch map[string]any, svc *lifecycle.Service, b *bundle.Bundle) (*Rendered, error) {
+func RenderFor(ctx context.Context, rp RenderPorts, w Writer, scratch map[string]any, svc *lifecycle.Service, b *bundle.Bundle) (*Rendered, error) {
 	key := "render/" + b.Digest
 	if v, ok := scratch[key].(*Rendered); ok {
 		return v, nil
 	}
-	rend, err := m.Render(ctx, svc, b, lifecycle.RenderInput{})
+	rend, err := Render(ctx, rp, svc, b, lifecycle.RenderInput{})
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrInvalidArgument) {
 			return nil, lifecycle.Blocked(lifecycle.ErrTypeConfiguration, err)
@@ -27,7 +27,7 @@ func (m *Env) RenderFor(ctx context.Context, scratch map[string]any, svc *lifecy
 	}
 	scratch[key] = rend
 	effective := base64.StdEncoding.EncodeToString(rend.Effective)
-	if _, err := m.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := w.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		// Only the installed version's render is the service's effective
 		// configuration; an upgrade's checks render the next one.
 		if s.Digest == b.Digest {
@@ -40,11 +40,11 @@ func (m *Env) RenderFor(ctx context.Context, scratch map[string]any, svc *lifecy
 	return rend, nil
 }
 
-func (m *Env) Layers(ctx context.Context, svc *lifecycle.Service, in lifecycle.RenderInput) (lifecycle.ValueLayers, error) {
+func Layers(ctx context.Context, inventory InventoryReader, svc *lifecycle.Service, in lifecycle.RenderInput) (lifecycle.ValueLayers, error) {
 	inv := in.Inventory
 	if inv == nil {
 		var err error
-		if inv, err = m.Repo.Inventory(ctx); err != nil {
+		if inv, err = inventory.Inventory(ctx); err != nil {
 			return lifecycle.ValueLayers{}, err
 		}
 	}
@@ -89,22 +89,22 @@ func (r *Rendered) Place(svc *lifecycle.Service, version string, now time.Time) 
 	return lifecycle.PlaceResources(svc, version, r.Resources, r.parsed, r.Supervisors(), now)
 }
 
-func (m *Env) Render(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, in lifecycle.RenderInput) (*Rendered, error) {
-	layers, err := m.Layers(ctx, svc, in)
+func Render(ctx context.Context, rp RenderPorts, svc *lifecycle.Service, b *bundle.Bundle, in lifecycle.RenderInput) (*Rendered, error) {
+	layers, err := Layers(ctx, rp.Inventory, svc, in)
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.Peers.Renderer.RenderResources(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers})
+	out, err := rp.Renderer.RenderResources(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers})
 	if err != nil {
 		return nil, err
 	}
 	return &Rendered{Resources: out.Documents, YAML: out.YAML, Effective: out.Effective, Inventory: layers.Inventory}, nil
 }
 
-func (m *Env) AccessGrants(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, in lifecycle.RenderInput) (map[string]any, error) {
-	layers, err := m.Layers(ctx, svc, in)
+func AccessGrants(ctx context.Context, rp RenderPorts, svc *lifecycle.Service, b *bundle.Bundle, in lifecycle.RenderInput) (map[string]any, error) {
+	layers, err := Layers(ctx, rp.Inventory, svc, in)
 	if err != nil {
 		return nil, err
 	}
-	return m.Peers.Renderer.RenderAccessGrants(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers})
+	return rp.Renderer.RenderAccessGrants(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers})
 }

@@ -29,10 +29,10 @@ func PackageVersion(b *bundle.Bundle, version string, builtIn bool) lifecycle.Pa
 // ValidateBundle runs the compatibility service's validation and static
 // checks on a bundle rendered with the platform inventory. It returns
 // warnings worth showing; issues are a blocked error.
-func (m *Env) ValidateBundle(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle) ([]lifecycle.ErrorDetail, error) {
+func ValidateBundle(ctx context.Context, rp RenderPorts, compat lifecycle.Compatibility, svc *lifecycle.Service, b *bundle.Bundle) ([]lifecycle.ErrorDetail, error) {
 	var warnings []lifecycle.ErrorDetail
 	req := lifecycle.PackageValidation{PackageYAML: b.PackageFile, BuiltIn: svc.BuiltIn}
-	rend, err := m.Render(ctx, svc, b, lifecycle.RenderInput{})
+	rend, err := Render(ctx, rp, svc, b, lifecycle.RenderInput{})
 	switch {
 	case err == nil:
 		req.Documents = rend.Resources
@@ -42,7 +42,7 @@ func (m *Env) ValidateBundle(ctx context.Context, svc *lifecycle.Service, b *bun
 		warnings = append(warnings, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeConfiguration, Severity: lifecycle.SeverityWarn,
 			Message: fmt.Sprintf("the bundle does not render with the current platform inventory, so its resources were not statically checked yet (they are at activation): %v", err)})
 	}
-	resp, err := m.Peers.Compatibility.ValidatePackage(ctx, req)
+	resp, err := compat.ValidatePackage(ctx, req)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrInvalidArgument) {
 			return nil, lifecycle.Blocked(lifecycle.ErrTypeConfiguration, err)
@@ -65,12 +65,12 @@ func (m *Env) ValidateBundle(ctx context.Context, svc *lifecycle.Service, b *bun
 
 // CheckConfiguration validates the service's current configuration against
 // a new bundle's schema by rendering its effective values.
-func (m *Env) CheckConfiguration(ctx context.Context, svc *lifecycle.Service, nb *bundle.Bundle) []string {
-	layers, err := m.Layers(ctx, svc, lifecycle.RenderInput{})
+func CheckConfiguration(ctx context.Context, rp RenderPorts, svc *lifecycle.Service, nb *bundle.Bundle) []string {
+	layers, err := Layers(ctx, rp.Inventory, svc, lifecycle.RenderInput{})
 	if err != nil {
 		return []string{err.Error()}
 	}
-	if _, err = m.Peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: nb, Values: layers}); err != nil {
+	if _, err = rp.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: nb, Values: layers}); err != nil {
 		return []string{err.Error()}
 	}
 	return nil
