@@ -111,6 +111,9 @@ var internalServices = []string{
 	"/vcfservices.compatibility.v1.CompatibilityService/",
 	"/vcfservices.renderer.v1.RendererService/",
 	"/vcfservices.precheck.v1.PrecheckService/",
+	// The simulator server: every lifecycle replica calls it with the
+	// service token.
+	"/vcfservices.target.v1.TargetService/",
 }
 
 // MethodPermission is the permission a gRPC method needs.

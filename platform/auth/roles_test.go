@@ -32,6 +32,9 @@ func TestAuthorize(t *testing.T) {
 	require.EqualError(t, Authorize(Identity{"s", RoleService}, create), `permission services.write missing: principal "s" has role service`)
 	require.NoError(t, Authorize(Identity{"s", RoleService}, render))
 	require.Error(t, Authorize(Identity{"o", RoleOperator}, render), "only services and admins call internal RPCs")
+	const apply = "/vcfservices.target.v1.TargetService/Apply"
+	require.NoError(t, Authorize(Identity{"s", RoleService}, apply), "lifecycle replicas reach the simulator server with the service token")
+	require.Error(t, Authorize(Identity{"o", RoleOperator}, apply))
 	require.Equal(t, PermAdmin, MethodPermission("/vcfservices.lifecycle.v1.LifecycleService/SomethingNew"), "unlisted methods are admin-only")
 	require.NoError(t, Authorize(Identity{"r", RoleAdmin}, "/vcfservices.lifecycle.v1.LifecycleService/SomethingNew"))
 }

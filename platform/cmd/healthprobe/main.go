@@ -1,10 +1,13 @@
-// Command healthprobe is the containers' health check: the images are
-// distroless (no shell, no curl), so compose runs this to ask a gRPC
+// Command healthprobe is the containers' health check: the images are built
+// FROM scratch (no shell, no curl), so compose runs this to ask a gRPC
 // service's health or an HTTP endpoint such as the gateway's /readyz.
 //
 //	healthprobe grpc 127.0.0.1:9091 vcfservices.lifecycle.v1.LifecycleService
 //	healthprobe http http://127.0.0.1:8080/readyz
 //
+// A gRPC probe speaks mTLS with the container's own certificate when the
+// service's VCFSM_GRPC_TLS_CERT, VCFSM_GRPC_TLS_KEY and VCFSM_GRPC_TLS_CA are
+// set (a service with mTLS refuses a plain connection, health included).
 // It exits 0 when the target is SERVING (HTTP: answers 2xx), 1 otherwise.
 package main
 
@@ -19,6 +22,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/vcfsm/vcfsm/platform/cli"
 )
 
 func main() {
@@ -45,7 +50,15 @@ func run(args []string) error {
 }
 
 func probeGRPC(ctx context.Context, addr, service string) error {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	creds := cli.GRPCTLS{Cert: os.Getenv("VCFSM_GRPC_TLS_CERT"), Key: os.Getenv("VCFSM_GRPC_TLS_KEY"), CA: os.Getenv("VCFSM_GRPC_TLS_CA")}
+	opts, err := creds.DialOptions()
+	if err != nil {
+		return fmt.Errorf("mTLS from VCFSM_GRPC_TLS_*: %w", err)
+	}
+	if len(opts) == 0 {
+		opts = []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}
+	}
+	conn, err := grpc.NewClient(addr, opts...)
 	if err != nil {
 		return fmt.Errorf("dial %s: %w", addr, err)
 	}

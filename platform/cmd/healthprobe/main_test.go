@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/vcfsm/vcfsm/platform/cli"
 )
 
 func TestProbeGRPC(t *testing.T) {
@@ -46,4 +48,35 @@ func TestProbeHTTP(t *testing.T) {
 	require.ErrorContains(t, run(nil), "usage")
 	down.Store(false)
 	require.NoError(t, probeHTTP(context.Background(), hs.URL+"/readyz"))
+}
+
+// A service serving mTLS refuses a plain probe; the probe presents the
+// container's own certificate from VCFSM_GRPC_TLS_* and is answered.
+func TestProbeGRPCWithMTLS(t *testing.T) {
+	files, _, err := cli.EnsureDevTLS(t.TempDir())
+	require.NoError(t, err)
+	tlsCfg := cli.GRPCTLS{Cert: files.Cert, Key: files.Key, CA: files.CA}
+	creds, err := tlsCfg.ServerCreds()
+	require.NoError(t, err)
+	srv := grpc.NewServer(grpc.Creds(creds))
+	h := health.NewServer()
+	healthpb.RegisterHealthServer(srv, h)
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(lis) }()
+	t.Cleanup(srv.Stop)
+	addr := lis.Addr().String()
+
+	t.Setenv("VCFSM_GRPC_TLS_CERT", "")
+	t.Setenv("VCFSM_GRPC_TLS_KEY", "")
+	t.Setenv("VCFSM_GRPC_TLS_CA", "")
+	require.Error(t, run([]string{"grpc", addr}), "a plain probe against an mTLS server")
+
+	t.Setenv("VCFSM_GRPC_TLS_CERT", files.Cert)
+	t.Setenv("VCFSM_GRPC_TLS_KEY", files.Key)
+	t.Setenv("VCFSM_GRPC_TLS_CA", files.CA)
+	require.NoError(t, run([]string{"grpc", addr}))
+
+	t.Setenv("VCFSM_GRPC_TLS_KEY", "")
+	require.ErrorContains(t, run([]string{"grpc", addr}), "VCFSM_GRPC_TLS_")
 }

@@ -277,6 +277,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	}
 	s.manager = manager.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(s.driver))
 	telemetry.Gauges(tel, s.manager.QueueDepth, func() []*lifecycle.Service { return repo.Services(context.Background()) })
+	if s.owners != nil {
+		telemetry.FencedWrites(tel, s.FencedWrites)
+	}
 	if err := s.loadInventoryFile(ctx, cfg.InventoryFile); err != nil {
 		return nil, err
 	}

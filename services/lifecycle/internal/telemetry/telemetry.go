@@ -143,6 +143,17 @@ func Gauges(tel *observability.Telemetry, queueDepth func() int, services func()
 	)
 }
 
+// FencedWrites registers the count of this replica's store writes refused
+// because it had lost the ownership they depended on (etcd only): a
+// replica cut off from etcd and reconnected shows here that it changed
+// nothing after another replica took its work over.
+func FencedWrites(tel *observability.Telemetry, fenced func() int64) {
+	tel.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: observability.Namespace, Name: "lifecycle_fenced_writes_total",
+		Help: "Store writes refused because this replica no longer owned the operation or the controllers (etcd).",
+	}, func() float64 { return float64(fenced()) }))
+}
+
 type servicesCollector struct {
 	services func() []*lifecycle.Service
 	desc     *prometheus.Desc

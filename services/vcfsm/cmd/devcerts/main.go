@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/vcfsm/vcfsm/platform/cli"
+	"github.com/vcfsm/vcfsm/platform/seal"
 )
 
 func main() {
@@ -24,6 +25,7 @@ func run(args []string) error {
 	fs := flag.NewFlagSet("devcerts", flag.ContinueOnError)
 	dir := fs.String("dir", "./data/tls", "directory to write ca.crt, tls.crt and tls.key into (kept when present)")
 	hosts := fs.String("hosts", "", "comma-separated further host names or addresses the certificate is valid for")
+	encKey := fs.Bool("encryption-key", false, "also write a development keyring sealing Secrets at rest (<dir>/encryption-key, mode 0600), shared by every lifecycle replica through --encryption-key-file")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -36,5 +38,18 @@ func run(args []string) error {
 		verb = "wrote"
 	}
 	fmt.Printf("%s %s, %s, %s\n", verb, files.CA, files.Cert, files.Key)
+	if *encKey {
+		// Replicas sharing one store must seal and open Secrets with one
+		// keyring; a key generated per replica would lock the others out.
+		path, created, err := seal.EnsureDevKey(*dir)
+		if err != nil {
+			return fmt.Errorf("--encryption-key: %w", err)
+		}
+		verb = "kept"
+		if created {
+			verb = "wrote"
+		}
+		fmt.Printf("%s %s\n", verb, path)
+	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/platform/seal"
 )
 
 func TestDevCertsCoverTheGivenHosts(t *testing.T) {
@@ -31,4 +33,25 @@ func TestDevCertsCoverTheGivenHosts(t *testing.T) {
 	info, err := os.Stat(filepath.Join(dir, "tls.key"))
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+}
+
+// The keyring replicas share: written once, kept on the next run, and one
+// the lifecycle service loads.
+func TestDevCertsWriteOneSharedEncryptionKey(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tls")
+	require.NoError(t, run([]string{"--dir", dir, "--encryption-key"}))
+	path := filepath.Join(dir, "encryption-key")
+	first, err := os.ReadFile(path)
+	require.NoError(t, err)
+	info, err := os.Stat(path)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	keys, err := seal.LoadFile(path)
+	require.NoError(t, err)
+	require.NotEmpty(t, keys.Primary())
+
+	require.NoError(t, run([]string{"--dir", dir, "--encryption-key"}))
+	again, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, first, again, "a second run keeps the key every replica already uses")
 }
