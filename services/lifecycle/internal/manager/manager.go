@@ -89,17 +89,18 @@ func (c *Config) defaults() {
 
 // Manager is the lifecycle service's facade: one method per RPC, plus
 // Start and ReconcileAll for the binary and the controllers. What the
-// operations and steps share (the ports, the store helpers, the engine) is
-// core; the operations themselves are in op_*.go, their steps in step_*.go.
+// operations and controllers share (the ports, the store helpers, the
+// engine) is core; the operations are in op_*.go, their steps in
+// internal/steps.
 type Manager struct {
 	*core
 }
 
-// core holds the ports and the machinery the operations, steps and
-// controllers use.
+// core holds the machinery the operations and controllers use. It embeds
+// the steps' Env (the ports) and is the steps' Writer, so a step's commit
+// reaches watchers and the controllers' queue like any other.
 type core struct {
 	cfg Config
-	// env holds the ports; the steps run on it (renamed steps.Env below).
 	*steps.Env
 
 	hub     *hub
