@@ -52,7 +52,7 @@ type ServerConfig struct {
 // Limits bound what one client connection may hold.
 type Limits struct {
 	// MaxConcurrentStreams bounds the calls in flight per connection
-	// (default 256).
+	// (default 4096).
 	MaxConcurrentStreams uint32
 	// KeepaliveMinTime is the shortest ping interval a client may use;
 	// faster pingers are disconnected (default 10s).
@@ -63,7 +63,12 @@ type Limits struct {
 
 // Defaults of Limits.
 const (
-	DefaultMaxConcurrentStreams = 256
+	// DefaultMaxConcurrentStreams: the REST gateway carries every watch
+	// stream on its one connection to lifecycle, so this bounds the
+	// watchers one gateway serves; 4096 serves a thousand watchers of one
+	// service out of the box (each principal stays capped by
+	// --max-watches). A stream costs a few KiB while it is open.
+	DefaultMaxConcurrentStreams = 4096
 	DefaultKeepaliveMinTime     = 10 * time.Second
 	DefaultMaxConnectionIdle    = 15 * time.Minute
 )
@@ -106,21 +111,37 @@ func (s *Server) RegisterErrors(service string, table grpcerr.Table) {
 	s.errs.tables[service] = table
 }
 
-type errorTables struct {
-	tables map[string]grpcerr.Table
+// InterceptUnary runs i around every unary call of service (its full
+// name), inside the service's error table, so the errors i returns are
+// mapped like the handler's. Call before serving.
+func (s *Server) InterceptUnary(service string, i grpc.UnaryServerInterceptor) {
+	s.errs.unaries[service] = i
 }
 
-func (e *errorTables) forMethod(fullMethod string) grpcerr.Table {
+type errorTables struct {
+	tables  map[string]grpcerr.Table
+	unaries map[string]grpc.UnaryServerInterceptor
+}
+
+func serviceOf(fullMethod string) string {
 	// fullMethod is "/package.Service/Method".
 	name := strings.TrimPrefix(fullMethod, "/")
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[:i]
 	}
-	return e.tables[name]
+	return name
+}
+
+func (e *errorTables) forMethod(fullMethod string) grpcerr.Table {
+	return e.tables[serviceOf(fullMethod)]
 }
 
 func (e *errorTables) unary(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if i := e.unaries[serviceOf(info.FullMethod)]; i != nil {
+			inner := handler
+			handler = func(ctx context.Context, req any) (any, error) { return i(ctx, req, info, inner) }
+		}
 		return e.forMethod(info.FullMethod).UnaryServerInterceptor(log)(ctx, req, info, handler)
 	}
 }
@@ -158,7 +179,7 @@ func NewServer(cfg ServerConfig) *Server {
 	}
 	unary = append(unary, tel.InnerUnary...)
 	stream = append(stream, tel.InnerStream...)
-	errs := &errorTables{tables: map[string]grpcerr.Table{}}
+	errs := &errorTables{tables: map[string]grpcerr.Table{}, unaries: map[string]grpc.UnaryServerInterceptor{}}
 	unary = append(unary, errs.unary(log))
 	stream = append(stream, errs.stream(log))
 	opts = append(opts,
@@ -271,6 +292,16 @@ func Listen(addr string) (net.Listener, error) {
 // REST status the gateway answers with (api.md answers PUT, PATCH and DELETE
 // with 202).
 const HTTPCodeHeader = "x-http-code"
+
+// Read-your-writes across replicas: a lifecycle answer carries the store
+// revision it reflects in RevisionHeader; a call that sends one back in
+// MinRevisionHeader is answered only once the replica's view has reached
+// it. The gateway maps both to the REST headers X-Vcfsm-Revision and
+// X-Vcfsm-Min-Revision.
+const (
+	RevisionHeader    = "x-vcfsm-revision"
+	MinRevisionHeader = "x-vcfsm-min-revision"
+)
 
 // SetHTTPCode asks the gateway to answer this call with code.
 func SetHTTPCode(ctx context.Context, code int) {

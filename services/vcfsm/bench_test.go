@@ -17,9 +17,10 @@ import (
 	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 )
 
-// A bundle rendering `perRegion` resources in every region: one
-// SupervisorService and SupervisorRegistries, so 50 regions × 10 = 500
-// resources across 50 Supervisors.
+// A bundle rendering, on every Supervisor of every region (the
+// transpiler's clientSupervisors), one SupervisorService and a number of
+// SupervisorRegistries: 50 regions × 1 Supervisor × 10 = 500 resources,
+// 100 regions × 10 Supervisors × 5 = 5,000.
 const scaleServer = `#@ load("@ytt:data", "data")
 
 #@ def singleton():
@@ -28,21 +29,24 @@ const scaleServer = `#@ load("@ytt:data", "data")
 
 #@ def server(region):
 #@   ss = data.values.__system.supervisorService
-#@   docs = [{
-#@     "apiVersion": "services.vcfa.broadcom.com/v2",
-#@     "kind": "SupervisorService",
-#@     "metadata": {"labels": {"services.vcfa.broadcom.com/name": "scale-install"}},
-#@     "spec": {"region": region["name"], "supervisor": region["hostSupervisor"]["name"],
-#@              "package": ss["package"], "packageMetadata": ss["packageMetadata"]},
-#@   }]
-#@   for i in range(%[1]d):
+#@   docs = []
+#@   for sv in region["clientSupervisors"]:
 #@     docs.append({
 #@       "apiVersion": "services.vcfa.broadcom.com/v2",
-#@       "kind": "SupervisorRegistry",
-#@       "metadata": {"labels": {"services.vcfa.broadcom.com/name": "registry-%%d" %% (i + %[2]d)}},
-#@       "spec": {"region": region["name"], "supervisor": region["hostSupervisor"]["name"],
-#@                "endpoint": "registry-%%d.%[3]s.example.com:5000" %% (i + %[2]d), "username": "%[4]s"},
+#@       "kind": "SupervisorService",
+#@       "metadata": {"labels": {"services.vcfa.broadcom.com/name": "scale-install"}},
+#@       "spec": {"region": region["name"], "supervisor": sv,
+#@                "package": ss["package"], "packageMetadata": ss["packageMetadata"]},
 #@     })
+#@     for i in range(%[1]d):
+#@       docs.append({
+#@         "apiVersion": "services.vcfa.broadcom.com/v2",
+#@         "kind": "SupervisorRegistry",
+#@         "metadata": {"labels": {"services.vcfa.broadcom.com/name": "registry-%%d" %% (i + %[2]d)}},
+#@         "spec": {"region": region["name"], "supervisor": sv,
+#@                  "endpoint": "registry-%%d.%[3]s.example.com:5000" %% (i + %[2]d), "username": "%[4]s"},
+#@       })
+#@     end
 #@   end
 #@   return docs
 #@ end
@@ -58,12 +62,17 @@ func scaleVersion(version string, registries, offset int, domain, user string) b
 	return spec
 }
 
-func scaleInventory(supervisors int) string {
+// scaleInventory is regions × perRegion Supervisors, named sv-00, sv-01…
+// across regions.
+func scaleInventory(regions, perRegion int) string {
 	var b strings.Builder
 	b.WriteString("regions:\n")
-	for i := range supervisors {
+	for i := range regions {
 		fmt.Fprintf(&b, "  - name: region-%02d\n    storageClasses: [gold]\n    supervisors:\n", i)
-		fmt.Fprintf(&b, "      - {name: sv-%02d, id: domain-c%d, version: 9.0.0.0, kubernetesVersion: v1.30.2, defaultStorageClass: gold, vcenterName: vc.example.com}\n", i, i)
+		for j := range perRegion {
+			n := i*perRegion + j
+			fmt.Fprintf(&b, "      - {name: sv-%02d, id: domain-c%d, version: 9.0.0.0, kubernetesVersion: v1.30.2, defaultStorageClass: gold, vcenterName: vc.example.com}\n", n, n)
+		}
 	}
 	return b.String()
 }
@@ -73,14 +82,16 @@ type scaleWorld struct {
 	sources []string
 }
 
-func newScaleWorld(b testing.TB, supervisors int, versions ...bundletest.BundleSpec) *scaleWorld {
-	return newScaleWorldWith(b, supervisors, nil, versions...)
+// newScaleWorld: an all-in-one over regions × perRegion Supervisors with
+// the versions published.
+func newScaleWorld(b testing.TB, regions, perRegion int, versions ...bundletest.BundleSpec) *scaleWorld {
+	return newScaleWorldWith(b, regions, perRegion, nil, versions...)
 }
 
 // newScaleWorldWith also applies opts to the all-in-one's configuration.
-func newScaleWorldWith(b testing.TB, supervisors int, opts []onebox.Option, versions ...bundletest.BundleSpec) *scaleWorld {
+func newScaleWorldWith(b testing.TB, regions, perRegion int, opts []onebox.Option, versions ...bundletest.BundleSpec) *scaleWorld {
 	inv := filepath.Join(b.TempDir(), "inventory.yaml")
-	require.NoError(b, os.WriteFile(inv, []byte(scaleInventory(supervisors)), 0o600))
+	require.NoError(b, os.WriteFile(inv, []byte(scaleInventory(regions, perRegion)), 0o600))
 	w := &world{reg: bundletest.NewRegistry(b), tars: bundletest.NewTarServer(b)}
 	w.box = onebox.Start(b, append([]onebox.Option{func(c *app.Config) {
 		c.Lifecycle.SourceRootCAs = w.tars.RootCAs()
@@ -131,7 +142,7 @@ var scaleUpgrade = []bundletest.BundleSpec{
 }
 
 func BenchmarkActivate500Resources50Supervisors(b *testing.B) {
-	w := newScaleWorld(b, 50, scaleUpgrade...)
+	w := newScaleWorld(b, 50, 1, scaleUpgrade...)
 	for range b.N {
 		b.StopTimer()
 		id := w.create(b, w.sources[0])
@@ -153,7 +164,7 @@ func BenchmarkActivate500Resources50Supervisors(b *testing.B) {
 // Upgrading the same service: 150 new, 150 decommissioned, 300
 // reconfigured, 50 unchanged resources across 50 Supervisors.
 func BenchmarkUpgrade500Resources50Supervisors(b *testing.B) {
-	w := newScaleWorld(b, 50, scaleUpgrade...)
+	w := newScaleWorld(b, 50, 1, scaleUpgrade...)
 	for range b.N {
 		b.StopTimer()
 		id := w.create(b, w.sources[0])
@@ -184,7 +195,7 @@ func BenchmarkUpgrade500Resources50Supervisors(b *testing.B) {
 // new target object: the old one is decommissioned, nothing is left
 // behind, and deleting the service leaves the targets empty.
 func TestUpgradeReplacesRetargetedResources(t *testing.T) {
-	w := newScaleWorld(t, 2, scaleVersion("1.0.0", 9, 0, "a", "admin"), scaleVersion("2.0.0", 9, 3, "b", "admin"))
+	w := newScaleWorld(t, 2, 1, scaleVersion("1.0.0", 9, 0, "a", "admin"), scaleVersion("2.0.0", 9, 3, "b", "admin"))
 	id := w.create(t, w.sources[0])
 	w.waitStatus(t, id, "Unresolved")
 	w.activate(t, id)

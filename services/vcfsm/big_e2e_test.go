@@ -33,7 +33,7 @@ func TestBigServiceWorkflow(t *testing.T) {
 	}
 	for _, name := range []string{"bolt", "etcd"} {
 		t.Run(name, func(t *testing.T) {
-			w := newScaleWorldWith(t, bigSupervisors, []onebox.Option{stores[name]},
+			w := newScaleWorldWith(t, bigSupervisors, 1, []onebox.Option{stores[name]},
 				scaleVersion("1.0.0", 9, 0, "a", "admin"), scaleVersion("2.0.0", 9, 3, "a", "operator"))
 			bigWorkflow(t, w)
 		})

@@ -109,7 +109,7 @@ func BenchmarkActivate200ResourcesKubernetes(b *testing.B) {
 	b.Cleanup(func() { stop(); wg.Wait() })
 
 	inv := filepath.Join(b.TempDir(), "inventory.yaml")
-	require.NoError(b, os.WriteFile(inv, []byte(scaleInventory(2)), 0o600))
+	require.NoError(b, os.WriteFile(inv, []byte(scaleInventory(2, 1)), 0o600))
 	w := &world{reg: bundletest.NewRegistry(b), tars: bundletest.NewTarServer(b)}
 	w.box = onebox.Start(b, func(c *app.Config) {
 		c.Lifecycle.SourceRootCAs = w.tars.RootCAs()

@@ -34,6 +34,12 @@ type Store struct {
 
 	mu     sync.RWMutex
 	closed bool
+
+	// Batch's queue: the calls waiting for the next batch, and whether a
+	// call is leading (committing) one.
+	batchMu sync.Mutex
+	pending []*batchCall
+	leading bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -156,6 +162,25 @@ func (s *Store) guard(ctx context.Context) (func(), error) {
 		return nil, store.ErrClosed
 	}
 	return s.mu.RUnlock, nil
+}
+
+// Revision is the store's revision counter: the revision of its latest
+// write (0 when the store is closed). One process owns a bbolt file, so
+// every read it serves is at this revision.
+func (s *Store) Revision() int64 {
+	release, err := s.guard(context.Background())
+	if err != nil {
+		return 0
+	}
+	defer release()
+	var rev int64
+	_ = s.db.View(func(btx *bolt.Tx) error {
+		if raw := btx.Bucket(metaBucket).Get(keyRevision); len(raw) == 8 {
+			rev = int64(binary.BigEndian.Uint64(raw))
+		}
+		return nil
+	})
+	return rev
 }
 
 // Get reads one record.

@@ -1,6 +1,7 @@
 package boltstore_test
 
 import (
+	"context"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -42,4 +43,20 @@ func TestSecondOpenerIsToldWhoHoldsTheFile(t *testing.T) {
 	require.ErrorIs(t, err, boltstore.ErrLocked)
 	require.ErrorContains(t, err, path+" is locked by another process")
 	require.Less(t, time.Since(start), time.Second)
+}
+
+// Revision is the revision of the latest write, whichever key it wrote.
+func TestRevisionIsTheLatestWrite(t *testing.T) {
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "vcfsm.db"), store.Schema{Version: 1, Buckets: []string{"a", "b"}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.Zero(t, st.Revision())
+	ctx := context.Background()
+	r1, err := store.Put(ctx, st, "a", "x", []byte("1"), store.AnyRevision)
+	require.NoError(t, err)
+	require.Equal(t, r1, st.Revision())
+	r2, err := store.Put(ctx, st, "b", "y", []byte("2"), store.AnyRevision)
+	require.NoError(t, err)
+	require.Greater(t, r2, r1)
+	require.Equal(t, r2, st.Revision())
 }

@@ -90,6 +90,24 @@ type Store struct {
 	closed         atomic.Bool
 	// fencedWrites counts commits refused by their fence.
 	fencedWrites atomic.Int64
+	// seen is the highest etcd revision an answer to this client carried.
+	seen atomic.Int64
+}
+
+// Revision is the highest etcd revision this client has seen in an
+// answer: at least the revision of every commit it made and every read it
+// finished, and never above the cluster's. A reader elsewhere that has
+// caught up with it sees all of them (read-your-writes across replicas).
+func (s *Store) Revision() int64 { return s.seen.Load() }
+
+// observe raises seen to rev.
+func (s *Store) observe(rev int64) {
+	for {
+		cur := s.seen.Load()
+		if rev <= cur || s.seen.CompareAndSwap(cur, rev) {
+			return
+		}
+	}
 }
 
 // FencedWrites is how many commits this store refused because their fence
@@ -289,6 +307,7 @@ func (s *Store) get(ctx context.Context, what, key string, opts ...clientv3.OpOp
 	if err != nil {
 		return nil, s.explain(ctx, what, err)
 	}
+	s.observe(resp.Header.Revision)
 	return resp, nil
 }
 

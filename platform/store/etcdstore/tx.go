@@ -309,6 +309,7 @@ func (t *tx) commit() (bool, error) {
 	case err != nil:
 		return false, t.s.explain(t.ctx, "commit (it may or may not have been applied; re-read before retrying)", err)
 	}
+	t.s.observe(resp.Header.Revision)
 	if !resp.Succeeded && fenced && lostFence(resp, fence) {
 		t.s.fencedWrites.Add(1)
 		return false, fmt.Errorf("etcdstore: commit of %d writes refused: ownership %s (revision %d) is gone: %w",

@@ -28,6 +28,14 @@ import (
 	"github.com/vcfsm/vcfsm/platform/observability"
 )
 
+// Read-your-writes across lifecycle replicas (grpcx.RevisionHeader): every
+// answer says the store revision it reflects; a request that sends it back
+// is answered no older than that revision, by whichever replica.
+const (
+	restRevisionHeader    = "X-Vcfsm-Revision"
+	restMinRevisionHeader = "X-Vcfsm-Min-Revision"
+)
+
 // VCFAPrefix is the base path VCF Automation serves the API under; the same
 // routes answer there and under /v2.
 const VCFAPrefix = "/api/extension/broadcom/service-manager"
@@ -65,8 +73,17 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, &bodyMarshaler{Marshaler: jsonMarshaler}),
 		runtime.WithForwardResponseOption(setHTTPCode),
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
-			if key == grpcx.HTTPCodeHeader || key == observability.PrincipalMetadata {
+			switch key {
+			case grpcx.HTTPCodeHeader, observability.PrincipalMetadata:
 				return "", false
+			case grpcx.RevisionHeader:
+				return restRevisionHeader, true
+			}
+			return runtime.DefaultHeaderMatcher(key)
+		}),
+		runtime.WithIncomingHeaderMatcher(func(key string) (string, bool) {
+			if http.CanonicalHeaderKey(key) == restMinRevisionHeader {
+				return grpcx.MinRevisionHeader, true
 			}
 			return runtime.DefaultHeaderMatcher(key)
 		}),
@@ -159,9 +176,10 @@ func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 }
 
 // bodyMarshaler serves YamlDocument responses verbatim with their content
-// type and everything else as JSON.
+// type and everything else as JSON, through the JSON cache.
 type bodyMarshaler struct {
 	runtime.Marshaler
+	cache jsonCache
 }
 
 type responseBody interface {
@@ -192,5 +210,5 @@ func (m *bodyMarshaler) Marshal(v any) ([]byte, error) {
 	if d, ok := v.(*commonv1.YamlDocument); ok {
 		return d.GetData(), nil
 	}
-	return m.Marshaler.Marshal(v)
+	return m.cache.marshal(v, m.Marshaler.Marshal)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
@@ -49,4 +50,30 @@ func TestPrefixesAndSemicolons(t *testing.T) {
 		require.Equal(t, c.path, gotPath, c.url)
 		require.Equal(t, c.filter, gotQuery, c.url)
 	}
+}
+
+// The JSON cache serves exactly what marshalling gives, for responses and
+// for watch-stream chunks, and tells different contents apart.
+func TestJSONCacheServesTheSameJSON(t *testing.T) {
+	plain := &runtime.JSONPb{MarshalOptions: protojson.MarshalOptions{EmitDefaultValues: true}}
+	m := &bodyMarshaler{Marshaler: plain}
+	svc := &lifecyclev1.VcfService{Id: "x", Labels: map[string]string{"b": "2", "a": "1"}, Revision: 7}
+	chunk := map[string]any{"result": &lifecyclev1.VcfService{Id: "x", Status: "Healthy"}}
+	for _, v := range []any{svc, chunk, svc, chunk} {
+		want, err := plain.Marshal(v)
+		require.NoError(t, err)
+		got, err := m.Marshal(v)
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(got))
+	}
+	require.Len(t, m.cache.m, 2, "the second round was served from the cache")
+	other := &lifecyclev1.VcfService{Id: "x", Labels: map[string]string{"b": "2", "a": "1"}, Revision: 8}
+	got, err := m.Marshal(other)
+	require.NoError(t, err)
+	require.Contains(t, string(got), `"revision":"8"`, "another content is marshalled anew")
+	appended := append(got, '\n')
+	require.Len(t, appended, len(got)+1)
+	again, err := m.Marshal(other)
+	require.NoError(t, err)
+	require.NotContains(t, string(again), "\n", "appending to a result leaves the cached JSON alone")
 }

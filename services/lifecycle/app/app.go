@@ -109,6 +109,9 @@ type Config struct {
 	WrapDriver func(target.Driver) target.Driver
 	// Telemetry receives metrics and traces; nil: none served.
 	Telemetry *observability.Telemetry
+	// MinRevisionWait bounds how long a call sending X-Vcfsm-Min-Revision
+	// waits for this replica to catch up (0: server.DefaultMinRevisionWait).
+	MinRevisionWait time.Duration
 }
 
 func (c Config) wrapDriver(d target.Driver) target.Driver {
@@ -142,9 +145,9 @@ func stallBounds(s bundle.Stall) bundle.Stall {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the embedded store, bundles and the development token")
 	fs.BoolVar(&c.AllowInsecureSources, "allow-insecure-sources", false, "accept http:// bundle sources and plain-HTTP registries")
-	fs.StringVar(&c.CompatibilityAddr, "compatibility", "127.0.0.1:9092", "compatibility service gRPC address")
-	fs.StringVar(&c.RendererAddr, "renderer", "127.0.0.1:9093", "renderer service gRPC address")
-	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address")
+	fs.StringVar(&c.CompatibilityAddr, "compatibility", "127.0.0.1:9092", "compatibility service gRPC address: host:port or dns:///name:port (every address the name resolves to) or a comma-separated host:port list; calls go round-robin to the instances reporting SERVING")
+	fs.StringVar(&c.RendererAddr, "renderer", "127.0.0.1:9093", "renderer service gRPC address(es), as for --compatibility")
+	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address(es), as for --compatibility")
 	fs.StringVar(&c.InventoryFile, "inventory-file", "", "platform inventory (YAML or JSON, api.md's Inventory) loaded at start, replacing the stored one")
 	fs.StringVar(&c.TargetAddr, "target-addr", "", "gRPC address of the simulator server (the simulator binary) shared by every replica; empty: simulated targets in --data-dir, in process")
 	fs.StringVar(&c.SimulatorSeed, "simulator-seed", "", "seed file of the SIMULATED targets: platform facts, pre-existing resources, faults")
@@ -224,11 +227,13 @@ type Service struct {
 	handler *server.Handler
 	log     *slog.Logger
 	wait    func()
+	// minRevisionWait: Config.MinRevisionWait.
+	minRevisionWait time.Duration
 }
 
 // New opens the store and the simulated targets and builds the service.
 func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err error) {
-	s := &Service{log: log}
+	s := &Service{log: log, minRevisionWait: cfg.MinRevisionWait}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
@@ -341,7 +346,9 @@ func (s *Service) inventoryKubeconfig(supervisor string) string {
 // connection is closed by Close).
 func (s *Service) dialPeers(cfg Config, tel *observability.Telemetry) (lifecycle.Peers, error) {
 	dial := func(addr, service string) (*grpc.ClientConn, error) {
-		conn, err := grpcx.Dial(addr, cfg.PeerToken, append(append([]grpc.DialOption(nil), cfg.PeerDialOptions...), tel.DialOptions()...)...)
+		// Every instance behind addr gets calls, round-robin, while its
+		// health reports the service SERVING (grpcx.DialService).
+		conn, err := grpcx.DialService(addr, service, cfg.PeerToken, append(append([]grpc.DialOption(nil), cfg.PeerDialOptions...), tel.DialOptions()...)...)
 		if err == nil {
 			s.conns = append(s.conns, conn)
 			s.peers = append(s.peers, peer{addr: addr, service: service, health: healthpb.NewHealthClient(conn)})
@@ -405,6 +412,7 @@ func LoadInventory(file string) (*commonv1.Inventory, error) {
 func (s *Service) Register(srv *grpcx.Server) {
 	lifecyclev1.RegisterLifecycleServiceServer(srv, s.handler)
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, server.ErrorTable)
+	srv.InterceptUnary(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.handler.Revisions(s.minRevisionWait))
 	srv.SetReadiness(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.ready)
 }
 

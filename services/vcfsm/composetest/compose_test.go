@@ -4,7 +4,9 @@ package composetest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +63,7 @@ func (s *stack) happyPath(t *testing.T) {
 	s.activate(t, id)
 	s.waitHealthyAt(t, id, "1.1.0")
 	s.requireTargets(t, id, map[string]int64{"SupervisorService": 1, "GlobalRole": 1})
+	s.readYourWrites(t, id)
 
 	asked := s.samplehookAsked(t)
 	s.upgrade(t, id, "2.0.0")
@@ -81,6 +84,24 @@ func (s *stack) happyPath(t *testing.T) {
 		tick(250 * time.Millisecond)
 	}
 	require.Empty(t, s.objects(t, id), "the delete removed every object")
+}
+
+// readYourWrites: a label PATCHed through gateway-1 is seen by every GET
+// through gateway-2 that sends the PATCH's revision back, whichever
+// lifecycle replica answers it.
+func (s *stack) readYourWrites(t *testing.T, id string) {
+	for i := range 10 {
+		value := fmt.Sprintf("write-%d", i)
+		w := s.doAt(s.gateway[0], http.MethodPatch, "/v2/vcf-services/"+id, map[string]any{"labels": map[string]string{"e2e": value}}, nil)
+		require.Contains(t, []int{http.StatusOK, http.StatusAccepted}, w.status, "%s", w.body)
+		rev := w.header.Get("X-Vcfsm-Revision")
+		require.NotEmpty(t, rev, "the PATCH answer carries its revision")
+		r := s.doAt(s.gateway[1], http.MethodGet, "/v2/vcf-services/"+id, nil, http.Header{"X-Vcfsm-Min-Revision": {rev}})
+		require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+		var v struct{ Labels map[string]string }
+		require.NoError(t, json.Unmarshal(r.body, &v))
+		require.Equal(t, value, v.Labels["e2e"], "GET at revision %s through the other gateway", rev)
+	}
 }
 
 // killEtcdMemberDuringActivation kills the etcd leader right after the

@@ -189,21 +189,30 @@ func (s *stack) connect(t *testing.T) {
 type response struct {
 	status int
 	body   []byte
+	header http.Header
 }
 
 // do sends a REST request through the gateways in turn (both serve the
 // same replicas); a transport error is returned as status 0.
 func (s *stack) do(method, path string, body any) response {
+	base := s.gateway[s.next%len(s.gateway)]
+	s.next++
+	return s.doAt(base, method, path, body, nil)
+}
+
+// doAt sends a REST request to one gateway with extra headers.
+func (s *stack) doAt(base, method, path string, body any, header http.Header) response {
 	var rd io.Reader
 	if body != nil {
 		raw, _ := json.Marshal(body)
 		rd = bytes.NewReader(raw)
 	}
-	base := s.gateway[s.next%len(s.gateway)]
-	s.next++
 	req, err := http.NewRequest(method, base+path, rd)
 	if err != nil {
 		return response{body: []byte(err.Error())}
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	req.Header.Set("Content-Type", "application/json")
@@ -213,7 +222,7 @@ func (s *stack) do(method, path string, body any) response {
 	}
 	defer func() { _ = resp.Body.Close() }()
 	raw, _ := io.ReadAll(resp.Body)
-	return response{status: resp.StatusCode, body: raw}
+	return response{status: resp.StatusCode, body: raw, header: resp.Header}
 }
 
 // must sends a request, retrying transport errors and 503s (a replica or

@@ -12,6 +12,7 @@ import (
 	"os"
 	"time"
 
+	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/cli"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/gateway/app"
@@ -31,7 +32,7 @@ func run(args []string) error {
 	common.RegisterFlags(fs)
 	edge.RegisterFlags(fs)
 	listen := fs.String("listen", "127.0.0.1:8080", "REST listen address")
-	lifecycleAddr := fs.String("lifecycle", "127.0.0.1:9091", "lifecycle gRPC address")
+	lifecycleAddr := fs.String("lifecycle", "127.0.0.1:9091", "lifecycle gRPC address: host:port or dns:///name:port (every address the name resolves to) or a comma-separated host:port list; calls go round-robin to the replicas reporting SERVING")
 	dataDir := fs.String("data-dir", "./data", "directory holding the development token (shared with lifecycle when both run on one machine)")
 	metricsListen := fs.String("metrics-listen", "", "address serving Prometheus /metrics, e.g. 127.0.0.1:9100; empty: no metrics listener")
 	if err := cli.Parse(fs, args); err != nil {
@@ -63,7 +64,9 @@ func run(args []string) error {
 	}
 	defer stopTelemetry()
 
-	conn, err := grpcx.Dial(*lifecycleAddr, "", append(dialOpts, tel.DialOptions()...)...)
+	// Every lifecycle replica behind the address gets calls, round-robin,
+	// while its health reports the lifecycle service SERVING.
+	conn, err := grpcx.DialService(*lifecycleAddr, lifecyclev1.LifecycleService_ServiceDesc.ServiceName, "", append(dialOpts, tel.DialOptions()...)...)
 	if err != nil {
 		return err
 	}

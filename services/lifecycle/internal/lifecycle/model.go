@@ -140,11 +140,9 @@ func (s *Service) Clone() *Service {
 	c.Supervisors = slices.Clone(s.Supervisors)
 	c.ErrorDetails = slices.Clone(s.ErrorDetails)
 	c.Accepted.AccessGrants = CloneJSON(s.Accepted.AccessGrants)
-	if s.PreCheck != nil {
-		pc := *s.PreCheck
-		pc.ResourceChecks = slices.Clone(s.PreCheck.ResourceChecks)
-		c.PreCheck = &pc
-	}
+	// PreCheck is shared: a report is replaced whole, never edited, and
+	// copying thousands of resource checks on every read of a big service
+	// was a visible cost of its activation.
 	if s.Progress != nil {
 		p := *s.Progress
 		c.Progress = &p

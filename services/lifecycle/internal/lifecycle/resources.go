@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"runtime"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -32,14 +34,36 @@ type ParsedDoc struct {
 
 func ParseDocs(docs []*Document) ([]ParsedDoc, error) {
 	parsed := make([]ParsedDoc, len(docs))
-	for i, d := range docs {
+	errs := make([]error, len(docs))
+	// Thousands of documents: parse on every core.
+	onEveryCore(len(docs), func(i int) {
 		var m map[string]any
-		if err := yaml.Unmarshal(d.YAML, &m); err != nil {
+		if errs[i] = yaml.Unmarshal(docs[i].YAML, &m); errs[i] == nil {
+			parsed[i] = ParsedDoc{doc: m, hash: DocHash(m)}
+		}
+	})
+	for i, err := range errs {
+		if err != nil {
+			d := docs[i]
 			return nil, fmt.Errorf("rendered %s %q (document %d): %w", d.Kind, d.Name, d.Index, err)
 		}
-		parsed[i] = ParsedDoc{doc: m, hash: DocHash(m)}
 	}
 	return parsed, nil
+}
+
+// onEveryCore calls fn for 0..n-1 from up to GOMAXPROCS goroutines (one
+// per 64 items at least) and returns when all calls did.
+func onEveryCore(n int, fn func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < n; i += workers {
+				fn(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // PlaceResources places parsed documents; each record gets its own copy

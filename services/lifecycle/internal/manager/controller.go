@@ -185,16 +185,18 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 	if err != nil {
 		return err
 	}
+	objs, errs, err := m.readTargets(ctx, res)
+	if err != nil {
+		return err
+	}
 	var apply []*lifecycle.Resource
 	var changed []*lifecycle.Resource
-	for _, r := range res {
+	for i, r := range res {
 		if r.Kind == "Overlay" {
 			apply = append(apply, r)
 			continue
 		}
-		read := time.Now()
-		obj, err := m.Driver.Get(ctx, r.Target)
-		m.cfg.Observer.Reconciled(r.Kind, r.Target.System, time.Since(read), err)
+		obj, err := objs[i], errs[i]
 		switch {
 		case errors.Is(err, target.ErrNotFound):
 			apply = append(apply, r) // never applied, or removed behind our back
@@ -221,10 +223,13 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 			return err
 		}
 	}
-	// Status is written only when it changes, so quiet passes write nothing.
-	all, err := m.Repo.Resources(ctx, svc.ID)
-	if err != nil {
-		return err
+	// Status is written only when it changes, so quiet passes write nothing
+	// (and read the records once: thousands of them are costly to decode).
+	all := res
+	if len(changed) > 0 || len(apply) > 0 {
+		if all, err = m.Repo.Resources(ctx, svc.ID); err != nil {
+			return err
+		}
 	}
 	if m.sweepDue(svc.ID) {
 		if _, err := m.SweepOrphans(ctx, svc.ID, all); err != nil {
@@ -244,6 +249,26 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 		return nil
 	})
 	return err
+}
+
+// readTargets reads every resource's object from its target, at most
+// TargetConcurrency at once (a service on a thousand Supervisors has
+// thousands of objects, each a round trip away); Overlays stay unread.
+// The error is the context's when it ended before every read ran.
+func (m *core) readTargets(ctx context.Context, res []*lifecycle.Resource) ([]target.Object, []error, error) {
+	objs := make([]target.Object, len(res))
+	errs := make([]error, len(res))
+	err := m.Parallel(ctx, len(res), func(ctx context.Context, i int) error {
+		r := res[i]
+		if r.Kind == "Overlay" {
+			return nil
+		}
+		read := time.Now()
+		objs[i], errs[i] = m.Driver.Get(ctx, r.Target)
+		m.cfg.Observer.Reconciled(r.Kind, r.Target.System, time.Since(read), errs[i])
+		return nil
+	})
+	return objs, errs, err
 }
 
 // sweepDue spaces out orphan sweeps (they list the targets): once per

@@ -123,7 +123,7 @@ type core struct {
 func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles, peers lifecycle.Peers, driver target.Driver) *Manager {
 	cfg.defaults()
 	if bundles != nil {
-		bundles = &refetching{Bundles: bundle.NewCache(bundles, 64), repo: repo}
+		bundles = newRefetching(bundles, repo, cfg.Logger)
 	}
 	m := &core{
 		cfg:         cfg,

@@ -12,9 +12,9 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-// parallel runs fn for 0..n-1 with at most TargetConcurrency at once and
+// Parallel runs fn for 0..n-1 with at most TargetConcurrency at once and
 // returns the first error.
-func (m *Env) parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
+func (m *Env) Parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
 	sem := make(chan struct{}, m.TargetConcurrency)
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -126,7 +126,7 @@ func (m *Env) ApplyRendered(ctx context.Context, svc *lifecycle.Service, rend *R
 func (m *Env) ApplyAll(ctx context.Context, svc *lifecycle.Service, resources []*lifecycle.Resource) error {
 	overlays := m.overlayIndex(ctx, svc.ID)
 	progress := m.newApplyProgress(svc, resources)
-	_ = m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
+	_ = m.Parallel(ctx, len(resources), func(ctx context.Context, i int) error {
 		m.applyOne(ctx, svc, resources[i], overlays)
 		progress.applied(ctx, resources[i])
 		return nil

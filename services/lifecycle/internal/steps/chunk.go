@@ -16,11 +16,23 @@ import (
 // recomputes what is left from the records and writes it again.
 const maxResourceWrites = 100
 
+// unboundedUpdates is implemented by repositories whose store takes any
+// number of writes in one transaction (bbolt): there the records go in
+// one transaction, one commit (and fsync) instead of one per hundred.
+type unboundedUpdates interface {
+	UnboundedUpdates() bool
+}
+
 // Chunked calls write for 0..n-1, at most maxResourceWrites per
-// transaction, in order; it stops at the first failed transaction.
+// transaction (all in one where the store allows), in order; it stops at
+// the first failed transaction.
 func (m *Env) Chunked(ctx context.Context, n int, write func(tx lifecycle.Tx, i int) error) error {
-	for start := 0; start < n; start += maxResourceWrites {
-		end := min(start+maxResourceWrites, n)
+	per := maxResourceWrites
+	if u, ok := m.Repo.(unboundedUpdates); ok && u.UnboundedUpdates() {
+		per = max(n, 1)
+	}
+	for start := 0; start < n; start += per {
+		end := min(start+per, n)
 		err := m.Store.Update(ctx, func(tx lifecycle.Tx) error {
 			for i := start; i < end; i++ {
 				if err := write(tx, i); err != nil {

@@ -19,7 +19,7 @@ func desiredFor(res *lifecycle.Resource, owner target.Owner) target.Desired {
 // stage dry-runs every resource on its target, bounded in parallel.
 func (m *Env) stage(ctx context.Context, svc *lifecycle.Service, resources []*lifecycle.Resource) ([]target.Staged, error) {
 	out := make([]target.Staged, len(resources))
-	err := m.parallel(ctx, len(resources), func(ctx context.Context, i int) error {
+	err := m.Parallel(ctx, len(resources), func(ctx context.Context, i int) error {
 		st, err := m.Driver.Stage(ctx, desiredFor(resources[i], target.Owner{ServiceID: svc.ID, Version: resources[i].OwnerVersion}))
 		if err != nil {
 			return err

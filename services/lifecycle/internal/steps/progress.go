@@ -25,6 +25,14 @@ type applyProgress struct {
 	total map[string]int
 	left  int
 	last  time.Time
+	seq   int // messages counted so far
+
+	// writeMu orders the writes; written is the seq of the last one. The
+	// applying goroutines do not wait for a write (a service record with
+	// thousands of pre-check results takes a while to store): only the one
+	// publishing does.
+	writeMu sync.Mutex
+	written int
 }
 
 const progressEvery = 250 * time.Millisecond
@@ -60,11 +68,18 @@ func (p *applyProgress) applied(ctx context.Context, r *lifecycle.Resource) {
 		return
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	msg, due := p.count(r, time.Now())
+	seq := p.seq
+	p.mu.Unlock()
 	if !due {
 		return
 	}
+	p.writeMu.Lock()
+	defer p.writeMu.Unlock()
+	if seq < p.written {
+		return // a newer message is already stored
+	}
+	p.written = seq
 	_, _ = p.m.Store.Mutate(context.WithoutCancel(ctx), p.id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if s.Progress == nil || s.ActiveOperation == "" || s.Progress.OperationID != s.ActiveOperation {
 			return errNoProgress // nothing to show: write nothing
@@ -83,6 +98,7 @@ func (p *applyProgress) count(r *lifecycle.Resource, now time.Time) (string, boo
 		return "", false
 	}
 	p.last = now
+	p.seq++
 	parts := make([]string, 0, len(p.order))
 	for _, k := range p.order {
 		parts = append(parts, fmt.Sprintf("%s %d/%d", k, p.done[k], p.total[k]))

@@ -27,7 +27,7 @@ func (m *Env) letGo(ctx context.Context, k target.Key, finalizers []string) erro
 func (m *Env) decommissionTargets(ctx context.Context, res []*lifecycle.Resource) error {
 	var mu sync.Mutex
 	var failed []error
-	_ = m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
+	_ = m.Parallel(ctx, len(res), func(ctx context.Context, i int) error {
 		r := res[i]
 		if r.Kind == "Overlay" {
 			return nil
@@ -81,7 +81,7 @@ func (m *Env) RemoveResources(ctx context.Context, svc *lifecycle.Service, res [
 	var mu sync.Mutex
 	var failed []error
 	var done []*lifecycle.Resource
-	_ = m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
+	_ = m.Parallel(ctx, len(res), func(ctx context.Context, i int) error {
 		r := res[i]
 		var err error
 		switch {

@@ -73,7 +73,7 @@ func (m *Env) transferOwnership(ctx context.Context, svc *lifecycle.Service, tra
 	owner := target.Owner{ServiceID: svc.ID, Version: version}
 	var mu sync.Mutex
 	var transferErrs []string
-	_ = m.parallel(ctx, len(transfer), func(ctx context.Context, i int) error {
+	_ = m.Parallel(ctx, len(transfer), func(ctx context.Context, i int) error {
 		r := transfer[i]
 		if r.Kind == "Overlay" {
 			return nil

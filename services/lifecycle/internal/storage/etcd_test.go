@@ -22,6 +22,7 @@ func TestResealManySecretsOnEtcd(t *testing.T) {
 	t.Cleanup(func() { _ = st.Close() })
 	r, err := NewRepo(ctx, st)
 	require.NoError(t, err)
+	require.False(t, r.UnboundedUpdates(), "etcd bounds the writes of a transaction")
 	svc := &lifecycle.Service{ID: lifecycle.IDPrefix + "many", Name: "many", Status: lifecycle.StatusReady, CreatedAt: time.Now().UTC()}
 	require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutService(svc) }))
 	const secrets = 250

@@ -12,7 +12,7 @@ import (
 // follower is a store that reports every committed change of a bucket,
 // whichever process made it (etcdstore).
 type follower interface {
-	Follow(ctx context.Context, bucket string, reset func([]store.Record), change func(etcdstore.Change)) error
+	FollowProgress(ctx context.Context, bucket string, reset func([]store.Record), change func(etcdstore.Change), p etcdstore.Progress) error
 }
 
 var _ manager.Feed = (*Repo)(nil)
@@ -31,7 +31,7 @@ func (r *Repo) Follow(ctx context.Context, changed func(id string, svc *lifecycl
 	if !ok {
 		return nil
 	}
-	return f.Follow(ctx, BucketServices, func(recs []store.Record) {
+	return f.FollowProgress(ctx, BucketServices, func(recs []store.Record) {
 		r.reset(recs, changed)
 	}, func(c etcdstore.Change) {
 		if c.Deleted {
@@ -43,7 +43,7 @@ func (r *Repo) Follow(ctx context.Context, changed func(id string, svc *lifecycl
 			return // a record this version cannot read stays as it was
 		}
 		r.apply(c.Key, svc, changed)
-	})
+	}, etcdstore.Progress{Reached: r.view.reached, Request: r.view.requests()})
 }
 
 // reset replaces the cache with a full listing and reports what differs

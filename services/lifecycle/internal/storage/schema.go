@@ -17,6 +17,11 @@ const (
 	BucketCatalog = "catalog"
 	// BucketPlatform: singletons such as the platform inventory.
 	BucketPlatform = "platform"
+	// BucketBundles: "<digest>" → a bundle archive's manifest and
+	// "<digest>#<n>" → its chunks (bundles.go), so every replica reaches
+	// every bundle. Adding the bucket needs no migration: stores create
+	// declared buckets when they open.
+	BucketBundles = "bundles"
 )
 
 // Schema is the lifecycle service's store layout. Bump Version and append a
@@ -29,5 +34,6 @@ var Schema = store.Schema{
 		BucketOperations,
 		BucketCatalog,
 		BucketPlatform,
+		BucketBundles,
 	},
 }

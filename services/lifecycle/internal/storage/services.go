@@ -14,6 +14,7 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	"github.com/vcfsm/vcfsm/platform/seal"
 	"github.com/vcfsm/vcfsm/platform/store"
+	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
@@ -36,6 +37,8 @@ type Repo struct {
 	snapshot []*lifecycle.Service
 
 	catalogs catalogCache
+	// view is how far the service cache has followed the store.
+	view viewRevision
 }
 
 var _ lifecycle.Repository = (*Repo)(nil)
@@ -129,6 +132,13 @@ func (r *Repo) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
 	}
 	r.mu.Unlock()
 	return nil
+}
+
+// UnboundedUpdates reports a store that takes any number of writes in one
+// transaction: bbolt does, etcd bounds them (--max-txn-ops).
+func (r *Repo) UnboundedUpdates() bool {
+	_, ok := store.Unwrap(r.s).(*boltstore.Store)
+	return ok
 }
 
 // Resources lists a service's resources.

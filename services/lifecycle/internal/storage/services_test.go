@@ -27,6 +27,7 @@ func TestRepo(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "lifecycle.db")
 	r := openRepo(t, path)
+	require.True(t, r.UnboundedUpdates(), "bbolt takes any number of writes in one transaction")
 	svc := &lifecycle.Service{ID: lifecycle.IDPrefix + "a", Name: "a", Status: lifecycle.StatusBusy, CreatedAt: time.Now().UTC()}
 	require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutService(svc) }))
 	require.Positive(t, svc.Revision)

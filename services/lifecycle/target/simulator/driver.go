@@ -58,7 +58,9 @@ func (s *Simulator) Apply(ctx context.Context, d target.Desired) (target.Object,
 		}
 	}
 	var out target.Object
-	err := s.st.Update(ctx, func(tx store.Tx) error {
+	// Batch: the controllers apply thousands of objects from parallel
+	// goroutines; concurrent writes share one commit.
+	err := s.st.Batch(ctx, func(tx store.Tx) error {
 		now := s.now().UTC()
 		obj, rev, err := getObject(tx, d.Key)
 		switch {
@@ -208,7 +210,7 @@ func (s *Simulator) Transfer(ctx context.Context, k target.Key, owner target.Own
 		}
 	}
 	var out target.Object
-	err := s.st.Update(ctx, func(tx store.Tx) error {
+	err := s.st.Batch(ctx, func(tx store.Tx) error {
 		obj, rev, err := getObject(tx, k)
 		if err != nil {
 			return err
@@ -235,7 +237,8 @@ func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
 		}
 	}
 	var owner string
-	err := s.st.Update(ctx, func(tx store.Tx) error {
+	err := s.st.Batch(ctx, func(tx store.Tx) error {
+		owner = "" // a batch may run this again
 		obj, rev, err := getObject(tx, k)
 		if errors.Is(err, target.ErrNotFound) {
 			return nil
@@ -258,7 +261,8 @@ func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
 // Release implements target.Driver.
 func (s *Simulator) Release(ctx context.Context, k target.Key) error {
 	var owner string
-	err := s.st.Update(ctx, func(tx store.Tx) error {
+	err := s.st.Batch(ctx, func(tx store.Tx) error {
+		owner = "" // a batch may run this again
 		obj, rev, err := getObject(tx, k)
 		if errors.Is(err, target.ErrNotFound) {
 			return nil

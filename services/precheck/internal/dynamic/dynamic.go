@@ -20,7 +20,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -205,7 +207,26 @@ func stagingCheck(res *resource) *commonv1.Check {
 
 // parseResources reads the request's resources and pairs them with their
 // staging facts.
+// parseDocs parses every resource's YAML, on every core (a big service
+// renders thousands of documents).
+func parseDocs(res []*commonv1.Resource) ([]map[string]any, []error) {
+	docs := make([]map[string]any, len(res))
+	errs := make([]error, len(res))
+	workers := min(runtime.GOMAXPROCS(0), len(res)/64+1)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(res); i += workers {
+				errs[i] = yaml.Unmarshal(res[i].GetYaml(), &docs[i])
+			}
+		})
+	}
+	wg.Wait()
+	return docs, errs
+}
+
 func parseResources(req *precheckv1.RunDynamicPrechecksRequest) ([]*resource, error) {
+	docs, errs := parseDocs(req.GetResources())
 	out := make([]*resource, 0, len(req.GetResources()))
 	byIndex := map[int32]*resource{}
 	for i, res := range req.GetResources() {
@@ -216,9 +237,10 @@ func parseResources(req *precheckv1.RunDynamicPrechecksRequest) ([]*resource, er
 		if len(strings.TrimSpace(string(res.GetYaml()))) == 0 {
 			return nil, fmt.Errorf("%w: %s: yaml is empty: send the document as rendered", ErrInvalidInput, r)
 		}
-		if err := yaml.Unmarshal(res.GetYaml(), &r.doc); err != nil {
+		if err := errs[i]; err != nil {
 			return nil, fmt.Errorf("%w: %s: yaml: %w", ErrInvalidInput, r, err)
 		}
+		r.doc = docs[i]
 		if r.doc == nil {
 			return nil, fmt.Errorf("%w: %s: yaml is not a mapping", ErrInvalidInput, r)
 		}

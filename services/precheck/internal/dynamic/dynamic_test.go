@@ -1,8 +1,10 @@
 package dynamic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -393,4 +395,28 @@ func FuzzRun(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Hundreds of documents are parsed on every core: each resource keeps its
+// own document, and a bad one is named by its position, the first first.
+func TestManyResourcesParsed(t *testing.T) {
+	docs := make([]doc, 300)
+	for i := range docs {
+		docs[i] = doc{yaml: fixture(t, "GlobalRole")}
+	}
+	req := request(t, docs...)
+	for i, r := range req.Resources {
+		r.Yaml = bytes.Replace(r.Yaml, []byte("name: arcturus-admin-role"), fmt.Appendf(nil, "name: role-%d", i), 1)
+	}
+	report, err := NewChecker(Options{}).Run(context.Background(), req)
+	require.NoError(t, err)
+	require.Len(t, report.GetResourceChecks(), 300)
+	for i, rc := range report.GetResourceChecks() {
+		require.Equal(t, fmt.Sprintf("role-%d", i), rc.GetName())
+	}
+	req.Resources[250].Yaml = []byte("kind: [")
+	req.Resources[170].Yaml = []byte("kind: [")
+	_, err = NewChecker(Options{}).Run(context.Background(), req)
+	require.ErrorIs(t, err, ErrInvalidInput)
+	require.ErrorContains(t, err, "resources[170]")
 }

@@ -3,6 +3,10 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"google.golang.org/protobuf/proto"
 
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/render"
@@ -13,10 +17,22 @@ import (
 type Handler struct {
 	rendererv1.UnimplementedRendererServiceServer
 	r render.Renderer
+	// grants keeps recent access-grant answers by request: a client reads
+	// a service's grants, then activates accepting them, and the
+	// activation renders the same grants again to compare (for thousands
+	// of resources, a render of half a second). A render is a function of
+	// its request (the bundle, by content digest, and the value layers).
+	grants *lru.Cache[[sha256.Size]byte, *rendererv1.RenderAccessGrantsResponse]
 }
 
+// grantsCacheSize bounds the access-grant answers kept (each is small).
+const grantsCacheSize = 64
+
 // NewHandler builds the handler.
-func NewHandler(r render.Renderer) *Handler { return &Handler{r: r} }
+func NewHandler(r render.Renderer) *Handler {
+	grants, _ := lru.New[[sha256.Size]byte, *rendererv1.RenderAccessGrantsResponse](grantsCacheSize) // errors only for a size < 1
+	return &Handler{r: r, grants: grants}
+}
 
 // RenderEffectiveValues implements rendererv1.RendererServiceServer.
 func (h *Handler) RenderEffectiveValues(ctx context.Context, req *rendererv1.RenderEffectiveValuesRequest) (*rendererv1.RenderEffectiveValuesResponse, error) {
@@ -38,9 +54,19 @@ func (h *Handler) RenderResources(ctx context.Context, req *rendererv1.RenderRes
 
 // RenderAccessGrants implements rendererv1.RendererServiceServer.
 func (h *Handler) RenderAccessGrants(ctx context.Context, req *rendererv1.RenderAccessGrantsRequest) (*rendererv1.RenderAccessGrantsResponse, error) {
+	raw, keyErr := proto.MarshalOptions{Deterministic: true}.Marshal(req)
+	key := sha256.Sum256(raw)
+	if keyErr == nil {
+		if resp, ok := h.grants.Get(key); ok {
+			return proto.CloneOf(resp), nil
+		}
+	}
 	resp, err := h.r.RenderAccessGrants(ctx, req)
 	if err != nil {
 		return nil, withDetails(err)
+	}
+	if keyErr == nil {
+		h.grants.Add(key, proto.CloneOf(resp))
 	}
 	return resp, nil
 }

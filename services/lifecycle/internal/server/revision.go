@@ -1,0 +1,59 @@
+package server
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
+
+	"github.com/vcfsm/vcfsm/platform/grpcx"
+)
+
+// DefaultMinRevisionWait bounds how long a call that sends
+// grpcx.MinRevisionHeader waits for this replica's view to reach it.
+const DefaultMinRevisionWait = 5 * time.Second
+
+// Revisions gives every unary call read-your-writes across replicas: a
+// call carrying grpcx.MinRevisionHeader waits (up to wait) until this
+// replica's view of the store has reached that revision, else fails
+// Unavailable; every answer carries the revision it reflects in
+// grpcx.RevisionHeader. Install it with grpcx.Server.InterceptUnary.
+func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
+	if wait <= 0 {
+		wait = DefaultMinRevisionWait
+	}
+	return func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if err := h.waitMinRevision(ctx, wait); err != nil {
+			return nil, err
+		}
+		resp, err := handler(ctx, req)
+		if err == nil {
+			if rev := h.m.Revision(); rev > 0 {
+				_ = grpc.SetHeader(ctx, metadata.Pairs(grpcx.RevisionHeader, strconv.FormatInt(rev, 10)))
+			}
+		}
+		return resp, err
+	}
+}
+
+// waitMinRevision waits for the revision the call asks for, if any.
+func (h *Handler) waitMinRevision(ctx context.Context, wait time.Duration) error {
+	md, _ := metadata.FromIncomingContext(ctx)
+	vals := md.Get(grpcx.MinRevisionHeader)
+	if len(vals) == 0 || vals[0] == "" {
+		return nil
+	}
+	rev, err := strconv.ParseInt(vals[0], 10, 64)
+	if err != nil || rev < 0 {
+		return invalid("X-Vcfsm-Min-Revision %q is not a store revision: send back the X-Vcfsm-Revision of an earlier answer", vals[0])
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	err = h.m.WaitRevision(wctx, rev)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err() // the caller gave up, not the wait
+	}
+	return err
+}
