@@ -31,6 +31,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/peers"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
@@ -222,7 +223,7 @@ type Service struct {
 	kube    *kubernetes.Driver
 	conns   []*grpc.ClientConn
 	peers   []peer
-	manager *lifecycle.Manager
+	manager *manager.Manager
 	handler *server.Handler
 	log     *slog.Logger
 	wait    func()
@@ -268,7 +269,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err != nil {
 		return nil, err
 	}
-	mcfg := lifecycle.Config{
+	mcfg := manager.Config{
 		VerifySignatures:  sigs.check(),
 		ReconcileInterval: cfg.ReconcileInterval,
 		StepTimeout:       cfg.StepTimeout,
@@ -279,7 +280,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err := s.distribute(cfg, &mcfg); err != nil {
 		return nil, err
 	}
-	s.manager = lifecycle.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(s.driver))
+	s.manager = manager.NewManager(mcfg, repo, fetcher, peers, cfg.wrapDriver(s.driver))
 	telemetry.Gauges(tel, s.manager.QueueDepth, func() []*lifecycle.Service { return repo.Services(context.Background()) })
 	if s.owners != nil {
 		telemetry.FencedWrites(tel, s.FencedWrites)
@@ -380,7 +381,7 @@ func (s *Service) loadInventoryFile(ctx context.Context, file string) error {
 		return err
 	}
 	inv := wire.Inventory(p)
-	if err := lifecycle.ValidateInventory(inv); err != nil {
+	if err := manager.ValidateInventory(inv); err != nil {
 		return fmt.Errorf("inventory file %s: %w", file, err)
 	}
 	if _, err := s.manager.PutInventory(ctx, inv); err != nil {

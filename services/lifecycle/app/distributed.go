@@ -9,7 +9,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
 )
 
@@ -22,7 +22,7 @@ const DefaultOwnerTTL = 10 * time.Second
 // replica runs the controllers, every write fenced by the ownership it
 // depends on. On bbolt (one process) there is nothing to share and cfg is
 // left as it is.
-func (s *Service) distribute(cfg Config, mcfg *lifecycle.Config) error {
+func (s *Service) distribute(cfg Config, mcfg *manager.Config) error {
 	est, ok := store.Unwrap(s.store).(*etcdstore.Store)
 	if !ok {
 		return nil

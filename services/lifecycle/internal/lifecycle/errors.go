@@ -22,10 +22,10 @@ var (
 	ErrUnavailable = errors.New("unavailable")
 )
 
-// invalidArgument reports cause, prefixed with what, as ErrInvalidArgument.
+// InvalidArgument reports cause, prefixed with what, as ErrInvalidArgument.
 // It keeps only cause's text, on purpose: what cause wraps (a cancelled or
 // timed-out download, a peer's NotFound or Unavailable) must not decide the
 // code the caller gets, which wrapping it would let it do.
-func invalidArgument(what string, cause error) error {
+func InvalidArgument(what string, cause error) error {
 	return fmt.Errorf("%s: %s: %w", what, cause.Error(), ErrInvalidArgument)
 }

@@ -41,8 +41,8 @@ type ServicePort struct {
 	Protocol string
 }
 
-// regions are the inventory's regions; none for a nil inventory.
-func (inv *Inventory) regions() []Region {
+// RegionList is the inventory's regions; none for a nil inventory.
+func (inv *Inventory) RegionList() []Region {
 	if inv == nil {
 		return nil
 	}

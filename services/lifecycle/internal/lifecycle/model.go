@@ -117,8 +117,8 @@ type Service struct {
 
 	// Revision is the store revision the entity was read at; not stored.
 	Revision int64 `json:"-"`
-	// pendingHistory are finished operations to record with this write.
-	pendingHistory []*Operation
+	// PendingHistory are finished operations to record with this write.
+	PendingHistory []*Operation `json:"-"`
 }
 
 // VersionRef names a version of a service's bundle.
@@ -132,14 +132,14 @@ type VersionRef struct {
 // Clone returns a deep copy.
 func (s *Service) Clone() *Service {
 	c := *s
-	c.pendingHistory = nil
+	c.PendingHistory = nil
 	c.Labels = maps.Clone(s.Labels)
 	c.Locations = maps.Clone(s.Locations)
 	c.Tenants = maps.Clone(s.Tenants)
 	c.Reconfigure = slices.Clone(s.Reconfigure)
 	c.Supervisors = slices.Clone(s.Supervisors)
 	c.ErrorDetails = slices.Clone(s.ErrorDetails)
-	c.Accepted.AccessGrants = cloneJSON(s.Accepted.AccessGrants)
+	c.Accepted.AccessGrants = CloneJSON(s.Accepted.AccessGrants)
 	// PreCheck is shared: a report is replaced whole, never edited, and
 	// copying thousands of resource checks on every read of a big service
 	// was a visible cost of its activation.
@@ -154,7 +154,7 @@ func (s *Service) Clone() *Service {
 	return &c
 }
 
-func cloneJSON(m map[string]any) map[string]any {
+func CloneJSON(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
@@ -162,7 +162,7 @@ func cloneJSON(m map[string]any) map[string]any {
 	for k, v := range m {
 		switch t := v.(type) {
 		case map[string]any:
-			out[k] = cloneJSON(t)
+			out[k] = CloneJSON(t)
 		case []any:
 			out[k] = slices.Clone(t)
 		default:
@@ -360,4 +360,12 @@ type CatalogEntry struct {
 	RegisteredAt time.Time `json:"registeredAt"`
 	BuiltIn      bool      `json:"builtIn,omitempty"`
 	Revision     int64     `json:"-"`
+}
+
+// TypeOr is the progress's operation type, or def when there is none.
+func (p *Progress) TypeOr(def string) string {
+	if p == nil || p.Type == "" {
+		return def
+	}
+	return p.Type
 }

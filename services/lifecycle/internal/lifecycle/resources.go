@@ -14,32 +14,32 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-// resourcesFrom places rendered documents on their targets as resource
+// ResourcesFrom places rendered documents on their targets as resource
 // records owned by version. Secrets go into the service's namespace on
 // every Supervisor the service runs on (sups, by serviceSupervisors), or
 // stay with the Service Manager when the inventory has no Supervisor.
-func resourcesFrom(svc *Service, version string, docs []*Document, sups []string, now time.Time) ([]*Resource, error) {
-	parsed, err := parseDocs(docs)
+func ResourcesFrom(svc *Service, version string, docs []*Document, sups []string, now time.Time) ([]*Resource, error) {
+	parsed, err := ParseDocs(docs)
 	if err != nil {
 		return nil, err
 	}
-	return placeResources(svc, version, docs, parsed, sups, now)
+	return PlaceResources(svc, version, docs, parsed, sups, now)
 }
 
-// parsedDoc is a rendered document parsed, with its hash.
-type parsedDoc struct {
+// ParsedDoc is a rendered document parsed, with its hash.
+type ParsedDoc struct {
 	doc  map[string]any
 	hash string
 }
 
-func parseDocs(docs []*Document) ([]parsedDoc, error) {
-	parsed := make([]parsedDoc, len(docs))
+func ParseDocs(docs []*Document) ([]ParsedDoc, error) {
+	parsed := make([]ParsedDoc, len(docs))
 	errs := make([]error, len(docs))
 	// Thousands of documents: parse on every core.
 	onEveryCore(len(docs), func(i int) {
 		var m map[string]any
 		if errs[i] = yaml.Unmarshal(docs[i].YAML, &m); errs[i] == nil {
-			parsed[i] = parsedDoc{doc: m, hash: docHash(m)}
+			parsed[i] = ParsedDoc{doc: m, hash: DocHash(m)}
 		}
 	})
 	for i, err := range errs {
@@ -66,9 +66,9 @@ func onEveryCore(n int, fn func(i int)) {
 	wg.Wait()
 }
 
-// placeResources places parsed documents; each record gets its own copy
+// PlaceResources places parsed documents; each record gets its own copy
 // of its document (parsed documents are shared by the steps of a run).
-func placeResources(svc *Service, version string, docs []*Document, parsed []parsedDoc, sups []string, now time.Time) ([]*Resource, error) {
+func PlaceResources(svc *Service, version string, docs []*Document, parsed []ParsedDoc, sups []string, now time.Time) ([]*Resource, error) {
 	var out []*Resource
 	seen := map[string]bool{}
 	add := func(r *Resource) error {
@@ -157,14 +157,14 @@ func copyJSON(v any) any {
 	return v
 }
 
-func docHash(doc map[string]any) string {
+func DocHash(doc map[string]any) string {
 	raw, _ := json.Marshal(doc)
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
 }
 
-// docYAML renders a resource document for a plan; empty when there is none.
-func docYAML(doc map[string]any) string {
+// DocYAML renders a resource document for a plan; empty when there is none.
+func DocYAML(doc map[string]any) string {
 	if doc == nil {
 		return ""
 	}

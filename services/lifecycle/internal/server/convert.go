@@ -10,6 +10,7 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
 
@@ -85,7 +86,7 @@ func nonNil(m map[string]string) map[string]string {
 	return m
 }
 
-func stateProto(v *lifecycle.StateView) *lifecyclev1.State {
+func stateProto(v *manager.StateView) *lifecyclev1.State {
 	st := &lifecyclev1.State{
 		Resources:    []*lifecyclev1.ResourceInfo{},
 		ErrorDetails: []*lifecyclev1.ErrorDetail{},
@@ -134,7 +135,7 @@ func catalogProto(e *lifecycle.CatalogEntry) *lifecyclev1.ServiceVersion {
 		Message: e.Message, RegisteredAt: rfc3339(e.RegisteredAt), BuiltIn: e.BuiltIn}
 }
 
-func supervisorCheckProto(c *lifecycle.SupervisorUpgradeCheck) *lifecyclev1.CheckSupervisorUpgradeResponse {
+func supervisorCheckProto(c *manager.SupervisorUpgradeCheck) *lifecyclev1.CheckSupervisorUpgradeResponse {
 	out := &lifecyclev1.CheckSupervisorUpgradeResponse{Supervisor: c.Supervisor, TargetVersion: c.TargetVersion, Blocked: c.Blocked,
 		Services: []*lifecyclev1.ServiceCompatibility{}}
 	for _, v := range c.Services {
@@ -143,7 +144,7 @@ func supervisorCheckProto(c *lifecycle.SupervisorUpgradeCheck) *lifecyclev1.Chec
 	return out
 }
 
-func planProto(p *lifecycle.UpgradePlan) *lifecyclev1.UpgradePlan {
+func planProto(p *manager.UpgradePlan) *lifecyclev1.UpgradePlan {
 	out := &lifecyclev1.UpgradePlan{
 		FromVersion: p.FromVersion, ToVersion: p.ToVersion, Allowed: p.Allowed, Compatibility: wire.CheckResultsProto(p.Compatibility),
 		ConfigurationErrors: p.ConfigurationErrors, SuggestedPath: p.SuggestedPath, BlockingReasons: p.BlockingReasons,

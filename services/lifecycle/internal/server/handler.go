@@ -13,6 +13,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
@@ -20,13 +21,13 @@ import (
 // Handler implements lifecyclev1.LifecycleServiceServer.
 type Handler struct {
 	lifecyclev1.UnimplementedLifecycleServiceServer
-	m *lifecycle.Manager
+	m *manager.Manager
 	// sigs verifies bundle signatures; nil when no keys are trusted.
 	sigs *signature.Verifier
 }
 
 // NewHandler adapts a manager.
-func NewHandler(m *lifecycle.Manager) *Handler { return &Handler{m: m} }
+func NewHandler(m *manager.Manager) *Handler { return &Handler{m: m} }
 
 func invalid(format string, args ...any) error {
 	return fmt.Errorf(format+": %w", append(args, lifecycle.ErrInvalidArgument)...)
@@ -34,7 +35,7 @@ func invalid(format string, args ...any) error {
 
 // CreateService implements POST /v2/vcf-services.
 func (h *Handler) CreateService(ctx context.Context, req *lifecyclev1.CreateServiceRequest) (*lifecyclev1.CreateServiceResponse, error) {
-	svc, err := h.m.Create(ctx, lifecycle.CreateRequest{
+	svc, err := h.m.Create(ctx, manager.CreateRequest{
 		Source: req.GetSource(), Name: req.GetName(), Version: req.GetVersion(),
 		AutoUpgrade: req.GetAutoUpgrade(), AutoRollback: req.GetAutoRollback(), BuiltIn: req.GetBuiltIn(),
 		Labels: req.GetLabels(), Locations: req.GetLocations(), RequestedBy: auth.Principal(ctx),
@@ -51,7 +52,7 @@ func (h *Handler) CreateService(ctx context.Context, req *lifecyclev1.CreateServ
 
 // ListServices implements GET /v2/vcf-services.
 func (h *Handler) ListServices(ctx context.Context, req *lifecyclev1.ListServicesRequest) (*lifecyclev1.ListServicesResponse, error) {
-	q := lifecycle.ListQuery{Page: int(req.GetPage()), Filter: req.GetFilter(), SortAsc: req.GetSortAsc(), SortDesc: req.GetSortDesc()}
+	q := manager.ListQuery{Page: int(req.GetPage()), Filter: req.GetFilter(), SortAsc: req.GetSortAsc(), SortDesc: req.GetSortDesc()}
 	if req.PageSize != nil {
 		n := int(req.GetPageSize())
 		q.PageSize = &n
@@ -312,7 +313,7 @@ func (h *Handler) ListServiceHistory(ctx context.Context, req *lifecyclev1.ListS
 
 // WatchService implements the server-streaming watch.
 func (h *Handler) WatchService(req *lifecyclev1.WatchServiceRequest, stream lifecyclev1.LifecycleService_WatchServiceServer) error {
-	return h.m.Watch(stream.Context(), req.GetId(), req.GetUntil(), func(e lifecycle.Event) error {
+	return h.m.Watch(stream.Context(), req.GetId(), req.GetUntil(), func(e manager.Event) error {
 		return stream.Send(&lifecyclev1.WatchServiceResponse{Id: e.ID, Status: e.Status, Phase: e.Phase, LifecycleState: e.LifecycleState,
 			Version: e.Version, Revision: e.Revision, Time: e.Time.Format(time.RFC3339Nano), Deleted: e.Deleted, Operation: progressProto(e.Progress)})
 	})

@@ -21,6 +21,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
 )
 
@@ -55,7 +56,7 @@ func restOver10k(tb testing.TB) string {
 		}
 		return nil
 	}))
-	m := lifecycle.NewManager(lifecycle.Config{}, repo, nil, lifecycle.Peers{}, nil)
+	m := manager.NewManager(manager.Config{}, repo, nil, lifecycle.Peers{}, nil)
 	srv := grpcx.NewServer(grpcx.ServerConfig{})
 	lifecyclev1.RegisterLifecycleServiceServer(srv, NewHandler(m))
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, ErrorTable)

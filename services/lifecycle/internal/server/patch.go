@@ -6,6 +6,7 @@ import (
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 )
 
 // This file translates PUT and PATCH bodies (and PATCH's field mask) into
@@ -21,25 +22,25 @@ func acceptedOf(a *lifecyclev1.Accepted) *lifecycle.Accepted {
 // changeFromPut: values, lifecycle state, labels, locations and tenants
 // are replaced; accepted when given; a source starts an upgrade when it
 // differs from the installed one.
-func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (lifecycle.Change, error) {
+func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (manager.Change, error) {
 	body := req.GetService()
 	if body == nil {
-		return lifecycle.Change{}, invalid("the request body is required")
+		return manager.Change{}, invalid("the request body is required")
 	}
 	if body.GetId() != "" && body.GetId() != req.GetId() {
-		return lifecycle.Change{}, invalid("body id %q does not match the path id %q", body.GetId(), req.GetId())
+		return manager.Change{}, invalid("body id %q does not match the path id %q", body.GetId(), req.GetId())
 	}
 	if body.GetLifecycleState() == "" {
-		return lifecycle.Change{}, invalid("lifecycleState is required in PUT (active, inactive or paused); use PATCH to change single fields")
+		return manager.Change{}, invalid("lifecycleState is required in PUT (active, inactive or paused); use PATCH to change single fields")
 	}
 	if body.GetValues() == nil {
-		return lifecycle.Change{}, invalid("values is required in PUT; use PATCH to change single fields")
+		return manager.Change{}, invalid("values is required in PUT; use PATCH to change single fields")
 	}
 	vals := body.GetValues()
 	state := body.GetLifecycleState()
 	labels, locations, tenants := body.GetLabels(), body.GetLocations(), body.GetTenants()
 	auto, autoRB := body.GetAutoUpgrade(), body.GetAutoRollback()
-	c := lifecycle.Change{
+	c := manager.Change{
 		Values: &lifecycle.OverlayValues{PlatformOverlay: vals.GetPlatformOverlay(), VendorOverlay: vals.GetVendorOverlay(),
 			UserOverwrite: vals.GetUserOverwrite(), Effective: vals.GetEffective()},
 		ValueFields:    []string{"platformOverlay", "vendorOverlay", "userOverwrite"},
@@ -110,12 +111,12 @@ func maskOf(req *lifecyclev1.PatchServiceRequest) []string {
 }
 
 // changeFromPatch changes exactly the fields the mask names.
-func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (lifecycle.Change, error) {
+func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (manager.Change, error) {
 	p := req.GetService()
 	if p == nil {
 		p = &lifecyclev1.ServicePatch{}
 	}
-	var c lifecycle.Change
+	var c manager.Change
 	for _, path := range maskOf(req) {
 		top, rest, _ := strings.Cut(path, ".")
 		if !patchFields[top] {
@@ -136,7 +137,7 @@ func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (lifecycle.Change, er
 }
 
 // patchValues sets one value layer (rest) or all of them (rest empty).
-func patchValues(c *lifecycle.Change, v *lifecyclev1.OverlayValues, rest string) error {
+func patchValues(c *manager.Change, v *lifecyclev1.OverlayValues, rest string) error {
 	if c.Values == nil {
 		c.Values = &lifecycle.OverlayValues{PlatformOverlay: v.GetPlatformOverlay(), VendorOverlay: v.GetVendorOverlay(),
 			UserOverwrite: v.GetUserOverwrite(), Effective: v.GetEffective()}
@@ -154,7 +155,7 @@ func patchValues(c *lifecycle.Change, v *lifecyclev1.OverlayValues, rest string)
 }
 
 // patchField sets the top-level field named top (other than values).
-func patchField(c *lifecycle.Change, p *lifecyclev1.ServicePatch, top string) {
+func patchField(c *manager.Change, p *lifecyclev1.ServicePatch, top string) {
 	switch top {
 	case "lifecycle_state":
 		s := p.GetLifecycleState()

@@ -9,6 +9,7 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
@@ -22,14 +23,14 @@ type extras struct {
 // row shares (the platform inventory, a name's catalog) is read once per
 // response, not once per row.
 type readModel struct {
-	m         *lifecycle.Manager
+	m         *manager.Manager
 	sigs      *signature.Verifier
 	x         extras
 	inventory *commonv1.Inventory
 	catalogs  map[string][]*lifecycle.CatalogEntry
 }
 
-func newReadModel(m *lifecycle.Manager, sigs *signature.Verifier, x extras) *readModel {
+func newReadModel(m *manager.Manager, sigs *signature.Verifier, x extras) *readModel {
 	return &readModel{m: m, sigs: sigs, x: x, catalogs: map[string][]*lifecycle.CatalogEntry{}}
 }
 
@@ -82,7 +83,7 @@ func (rm *readModel) availableUpgrade(ctx context.Context, svc *lifecycle.Servic
 		}
 		rm.catalogs[svc.Name] = entries
 	}
-	return lifecycle.NewestUpgrade(entries, svc.Version), nil
+	return manager.NewestUpgrade(entries, svc.Version), nil
 }
 
 // bundleParts adds what comes from the service's bundle: signatures,

@@ -14,6 +14,7 @@ import (
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
 )
 
@@ -66,7 +67,7 @@ func readModelHandler(t *testing.T) (*Handler, *countingRepo) {
 		return tx.PutInventory(&lifecycle.Inventory{})
 	}))
 	counting := &countingRepo{Repository: repo}
-	return NewHandler(lifecycle.NewManager(lifecycle.Config{}, counting, nil, lifecycle.Peers{}, nil)), counting
+	return NewHandler(manager.NewManager(manager.Config{}, counting, nil, lifecycle.Peers{}, nil)), counting
 }
 
 // A list page reads the inventory once and each service name's catalog

@@ -6,6 +6,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 )
 
 // follower is a store that reports every committed change of a bucket,
@@ -14,7 +15,7 @@ type follower interface {
 	FollowProgress(ctx context.Context, bucket string, reset func([]store.Record), change func(etcdstore.Change), p etcdstore.Progress) error
 }
 
-var _ lifecycle.Feed = (*Repo)(nil)
+var _ manager.Feed = (*Repo)(nil)
 
 // CanFollow reports whether the store reports other replicas' changes.
 func (r *Repo) CanFollow() bool {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -38,7 +39,7 @@ type Observer struct {
 	pending map[string]trace.SpanContext
 }
 
-var _ lifecycle.Observer = (*Observer)(nil)
+var _ manager.Observer = (*Observer)(nil)
 
 // New registers the lifecycle metrics on tel.
 func New(tel *observability.Telemetry) *Observer {

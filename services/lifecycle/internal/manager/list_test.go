@@ -1,0 +1,119 @@
+package manager_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/platform/store/boltstore"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+)
+
+func listManager(t testing.TB, n int) *manager.Manager {
+	t.Helper()
+	ctx := context.Background()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "l.db"), storage.Schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	repo, err := storage.NewRepo(ctx, st)
+	require.NoError(t, err)
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	states := []string{lifecycle.StateActive, lifecycle.StateInactive, lifecycle.StatePaused}
+	statuses := []string{lifecycle.StatusHealthy, lifecycle.StatusBusy, lifecycle.StatusUnhealthy, lifecycle.StatusReady}
+	err = repo.Update(ctx, func(tx lifecycle.Tx) error {
+		for i := range n {
+			name := fmt.Sprintf("svc%05d.example.com", i)
+			if i%10 == 0 {
+				name = fmt.Sprintf("arcturus%05d.galaxy.com", i)
+			}
+			s := &lifecycle.Service{
+				ID: fmt.Sprintf("%s%08d-0000-0000-0000-000000000000", lifecycle.IDPrefix, i), Name: name,
+				Vendor: []string{"broadcom", "vmware"}[i%2], Version: fmt.Sprintf("1.%d.0", i%12),
+				LifecycleState: states[i%3], Status: statuses[i%4], CreatedAt: base.Add(time.Duration(i) * time.Second),
+				Labels: map[string]string{"team": []string{"platform", "data"}[i%2]},
+			}
+			if err := tx.PutService(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	return manager.NewManager(manager.Config{}, repo, nil, lifecycle.Peers{}, nil)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestList(t *testing.T) {
+	m := listManager(t, 100)
+	ctx := context.Background()
+	cases := []struct {
+		name      string
+		q         manager.ListQuery
+		total     int
+		pageCount int
+		first     string
+		count     int
+	}{
+		{"defaults", manager.ListQuery{}, 100, 4, "arcturus00000.galaxy.com", 25},
+		{"page 2 of 10", manager.ListQuery{Page: 2, PageSize: ptr(10)}, 100, 10, "arcturus00010.galaxy.com", 10},
+		{"past the end", manager.ListQuery{Page: 9, PageSize: ptr(25)}, 100, 4, "", 0},
+		{"pageSize 0 counts only", manager.ListQuery{PageSize: ptr(0)}, 100, 0, "", 0},
+		{"api.md lifecycleState==active", manager.ListQuery{Filter: "lifecycleState==active", PageSize: ptr(128)}, 34, 1, "arcturus00000.galaxy.com", 34},
+		{"api.md vendor==broadcom;status==Healthy", manager.ListQuery{Filter: "vendor==broadcom;status==Healthy", PageSize: ptr(128)}, 25, 1, "arcturus00000.galaxy.com", 25},
+		{"api.md name==*arcturus*", manager.ListQuery{Filter: "name==*arcturus*"}, 10, 1, "arcturus00000.galaxy.com", 10},
+		{"labels", manager.ListQuery{Filter: "labels.team==data;name==*arcturus*"}, 0, 0, "", 0},
+		{"sortDesc name", manager.ListQuery{SortDesc: "name", PageSize: ptr(1)}, 100, 100, "svc00099.example.com", 1},
+		{"sortAsc version numerically", manager.ListQuery{Filter: "version=ge=1.10.0", SortAsc: "version", PageSize: ptr(1)}, 16, 16, "arcturus00010.galaxy.com", 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := m.List(ctx, c.q)
+			require.NoError(t, err)
+			require.Equal(t, c.total, res.Total)
+			require.Equal(t, c.pageCount, res.PageCount)
+			require.Len(t, res.Services, c.count)
+			if c.first != "" {
+				require.Equal(t, c.first, res.Services[0].Name)
+			}
+		})
+	}
+}
+
+func TestListErrors(t *testing.T) {
+	m := listManager(t, 3)
+	for name, q := range map[string]manager.ListQuery{
+		"pageSize 129":    {PageSize: ptr(129)},
+		"pageSize -1":     {PageSize: ptr(-1)},
+		"page -1":         {Page: -1},
+		"bad filter":      {Filter: "status=="},
+		"unknown field":   {Filter: "colour==red"},
+		"unknown sort":    {SortAsc: "colour"},
+		"both sort flags": {SortAsc: "name", SortDesc: "name"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := m.List(context.Background(), q)
+			require.ErrorIs(t, err, lifecycle.ErrInvalidArgument)
+		})
+	}
+}
+
+// List with a FIQL filter over 10,000 services, page of 25.
+func BenchmarkListFilter10k(b *testing.B) {
+	m := listManager(b, 10000)
+	ctx := context.Background()
+	q := manager.ListQuery{Filter: "vendor==broadcom;status==Healthy,name==*arcturus*", Page: 3, PageSize: ptr(25), SortDesc: "name"}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := m.List(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,123 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+)
+
+// letGo applies the finalizer rule to a target object leaving a service:
+// with the cleanup finalizer it is deleted on its target, without it it is
+// released and left intact.
+func (m *Env) letGo(ctx context.Context, k target.Key, finalizers []string) error {
+	if slices.Contains(finalizers, lifecycle.FinalizerCleanup) {
+		return m.Driver.Delete(ctx, k)
+	}
+	return m.Driver.Release(ctx, k)
+}
+
+// decommissionTargets removes the target objects of records whose target
+// changed, leaving the records (they are about to be replaced). Without a
+// cleanup finalizer the object is released instead of deleted.
+func (m *Env) decommissionTargets(ctx context.Context, res []*lifecycle.Resource) error {
+	var mu sync.Mutex
+	var failed []error
+	_ = m.Parallel(ctx, len(res), func(ctx context.Context, i int) error {
+		r := res[i]
+		if r.Kind == "Overlay" {
+			return nil
+		}
+		if err := m.letGo(ctx, r.Target, r.Finalizers); err != nil {
+			mu.Lock()
+			failed = append(failed, fmt.Errorf("%s %s on %s: %w", r.Kind, r.Name, r.Target, err))
+			mu.Unlock()
+		}
+		return nil
+	})
+	if len(failed) > 0 {
+		return fmt.Errorf("decommissioning %d replaced target resource(s) failed (retrying): %w: %w", len(failed), errors.Join(failed...), lifecycle.ErrUnavailable)
+	}
+	return nil
+}
+
+// SweepOrphans removes target objects the service owns that no record
+// refers to: left behind by an interrupted change, they would otherwise
+// block the next owner. Returns what could not be removed.
+func (m *Env) SweepOrphans(ctx context.Context, svcID string, records []*lifecycle.Resource) ([]lifecycle.Orphan, error) {
+	objs, err := m.Driver.List(ctx, svcID)
+	if err != nil {
+		return nil, err
+	}
+	known := map[string]bool{}
+	for _, r := range records {
+		known[r.Target.String()] = true
+	}
+	var left []lifecycle.Orphan
+	for _, o := range objs {
+		if known[o.String()] {
+			continue
+		}
+		if err := m.letGo(ctx, o.Key, o.Finalizers); err != nil {
+			left = append(left, lifecycle.Orphan{Kind: o.Kind, Name: o.Identity, Target: o.Key, Message: err.Error()})
+			continue
+		}
+		m.Log.Info("removed a target resource no record referred to", "service", svcID, "target", o.String())
+	}
+	return left, nil
+}
+
+// RemoveResources deletes resource records. Those with finalizers clean up
+// their target first; those without are released (the target keeps them).
+// Without force a failed cleanup keeps the record and is retried (the
+// error is transient). With force (seed 002) nothing is cleaned up: the
+// finalizers and ownership are removed at once, the target resource stays
+// and is reported as an orphan to audit.
+func (m *Env) RemoveResources(ctx context.Context, svc *lifecycle.Service, res []*lifecycle.Resource, force bool, orphans *[]lifecycle.Orphan) error {
+	var mu sync.Mutex
+	var failed []error
+	var done []*lifecycle.Resource
+	_ = m.Parallel(ctx, len(res), func(ctx context.Context, i int) error {
+		r := res[i]
+		var err error
+		switch {
+		case r.Kind == "Overlay":
+		case force:
+			err = m.Driver.Release(ctx, r.Target)
+			if err == nil {
+				err = errors.New("left on its target by force delete (finalizers and ownership removed); audit it and remove it manually")
+			}
+		default:
+			err = m.letGo(ctx, r.Target, r.Finalizers)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			done = append(done, r)
+		case force:
+			done = append(done, r)
+			if orphans != nil {
+				*orphans = append(*orphans, lifecycle.Orphan{Kind: r.Kind, Name: r.Name, Target: r.Target, Message: err.Error()})
+			}
+		default:
+			failed = append(failed, fmt.Errorf("%s %s on %s: %w", r.Kind, r.Name, r.Target, err))
+		}
+		return nil
+	})
+	if err := m.Chunked(ctx, len(done), func(tx lifecycle.Tx, i int) error {
+		return tx.DeleteResource(done[i].ServiceID, done[i].ID)
+	}); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		// Cleanup retries until the step's time bound; force-delete skips it.
+		return fmt.Errorf("cleaning up %d target resource(s) failed (retrying; DELETE with forceDelete=true skips cleanup): %w: %w",
+			len(failed), errors.Join(failed...), lifecycle.ErrUnavailable)
+	}
+	return nil
+}

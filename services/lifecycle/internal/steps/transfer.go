@@ -1,0 +1,98 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+)
+
+// MoveResources hands a service's resources to version per seed 002:
+// new ones are created (owned by version, finalizers added), removed ones
+// decommissioned (target cleaned up, then the record and its finalizers
+// go), kept ones have their ownership and finalizers transferred and are
+// re-applied when their configuration changed. Every action is idempotent,
+// so a restart re-runs the step safely. A resource that fails leaves the
+// step failed: a partial upgrade, Unhealthy, to fix and retry or roll back.
+func (m *Env) MoveResources(ctx context.Context, svc *lifecycle.Service, rend *Rendered, version, what string) error {
+	d, err := m.diffRendered(ctx, svc, rend, version)
+	if err != nil {
+		return err
+	}
+	var create, transfer []*lifecycle.Resource
+	for _, c := range d.Changes {
+		if c.NeedsNewObject() {
+			create = append(create, c.Want)
+			continue
+		}
+		old, w := c.Have, c.Want
+		w.Adopted, w.ExternalID, w.Status, w.Message, w.LastModified = old.Adopted, old.ExternalID, old.Status, old.Message, old.LastModified
+		w.Finalizers = old.Finalizers
+		if c.Current(version) {
+			continue // done before a restart
+		}
+		transfer = append(transfer, w)
+	}
+	if err := m.retire(ctx, d); err != nil {
+		return err
+	}
+	if err := m.PutResources(ctx, append(slices.Clone(create), transfer...)); err != nil {
+		return err
+	}
+	// Ownership transfer first, so a kept resource is never ownerless.
+	if err := m.transferOwnership(ctx, svc, transfer, version); err != nil {
+		return err
+	}
+	if err := m.RemoveResources(ctx, svc, d.Removed, false, nil); err != nil {
+		return err
+	}
+	apply := append(create, transfer...)
+	if err := m.ApplyAll(ctx, svc, apply); err != nil {
+		return err
+	}
+	var failed []string
+	for _, r := range apply {
+		if r.Status == target.StatusUnhealthy {
+			failed = append(failed, fmt.Sprintf("%s %s%s: %s", r.Kind, r.Name, OnSupervisor(r.Supervisor), r.Message))
+		}
+	}
+	if len(failed) > 0 {
+		return lifecycle.Blocked(lifecycle.ErrTypeResource, fmt.Errorf("%s left %d resource(s) failed: %s", what, len(failed), strings.Join(failed, "; ")))
+	}
+	return nil
+}
+
+// transferOwnership hands kept resources to version on their targets, with
+// the cleanup finalizer unless they were adopted.
+func (m *Env) transferOwnership(ctx context.Context, svc *lifecycle.Service, transfer []*lifecycle.Resource, version string) error {
+	owner := target.Owner{ServiceID: svc.ID, Version: version}
+	var mu sync.Mutex
+	var transferErrs []string
+	_ = m.Parallel(ctx, len(transfer), func(ctx context.Context, i int) error {
+		r := transfer[i]
+		if r.Kind == "Overlay" {
+			return nil
+		}
+		fin := []string{lifecycle.FinalizerCleanup}
+		if r.Adopted {
+			fin = nil
+		}
+		if _, err := m.Driver.Transfer(ctx, r.Target, owner, fin); err != nil && !errors.Is(err, target.ErrNotFound) {
+			mu.Lock()
+			transferErrs = append(transferErrs, fmt.Sprintf("%s %s: %v", r.Kind, r.Name, err))
+			mu.Unlock()
+			return nil
+		}
+		r.Finalizers = fin
+		return nil
+	})
+	if len(transferErrs) > 0 {
+		return fmt.Errorf("transferring ownership failed: %s: %w", strings.Join(transferErrs, "; "), lifecycle.ErrUnavailable)
+	}
+	return nil
+}
