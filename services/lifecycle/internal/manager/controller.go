@@ -214,12 +214,12 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 		}
 	}
 	if len(changed) > 0 {
-		if err := m.PutResources(ctx, changed); err != nil {
+		if err := steps.PutResources(ctx, m.RecordPorts(), changed); err != nil {
 			return err
 		}
 	}
 	if len(apply) > 0 && m.stillReconciled(ctx, svc.ID) {
-		if err := m.ApplyAll(ctx, svc, apply); err != nil {
+		if err := steps.ApplyAll(ctx, m.ApplyPorts(), svc, apply); err != nil {
 			return err
 		}
 	}
@@ -232,7 +232,7 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 		}
 	}
 	if m.sweepDue(svc.ID) {
-		if _, err := m.SweepOrphans(ctx, svc.ID, all); err != nil {
+		if _, err := steps.SweepOrphans(ctx, m.RemovePorts(), svc.ID, all); err != nil {
 			m.Log.Warn("sweep orphaned target resources", "service", svc.ID, "error", err)
 		}
 	}
@@ -258,7 +258,7 @@ func (m *core) reconcile(ctx context.Context, svc *lifecycle.Service) error {
 func (m *core) readTargets(ctx context.Context, res []*lifecycle.Resource) ([]target.Object, []error, error) {
 	objs := make([]target.Object, len(res))
 	errs := make([]error, len(res))
-	err := m.Parallel(ctx, len(res), func(ctx context.Context, i int) error {
+	err := m.parallel(ctx, len(res), func(ctx context.Context, i int) error {
 		r := res[i]
 		if r.Kind == "Overlay" {
 			return nil

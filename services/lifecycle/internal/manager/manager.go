@@ -16,7 +16,6 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/workqueue"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -97,11 +96,12 @@ type Manager struct {
 }
 
 // core holds the machinery the operations and controllers use. It embeds
-// the steps' Env (the ports) and is the steps' Writer, so a step's commit
-// reaches watchers and the controllers' queue like any other.
+// the ports (from which it builds each step's ports) and is the steps'
+// Writer, so a step's commit reaches watchers and the controllers' queue
+// like any other.
 type core struct {
 	cfg Config
-	*steps.Env
+	ports
 
 	hub     *hub
 	feeding feeding
@@ -131,7 +131,7 @@ func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles
 		queue:       workqueue.New[string](cfg.ReconcileInterval, healthyRecheck*cfg.ReconcileInterval),
 		reconciling: map[string]bool{},
 	}
-	m.Env = &steps.Env{
+	m.ports = ports{
 		Repo: repo, Bundles: bundles, Peers: peers, Driver: driver, Store: m, Log: cfg.Logger,
 		Now: m.now, TargetConcurrency: cfg.TargetConcurrency,
 	}

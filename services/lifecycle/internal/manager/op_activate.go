@@ -68,9 +68,9 @@ func (m *core) activateStep(ctx context.Context, r *run, name string) error {
 	case "compatibility":
 		return steps.CheckInstall(ctx, m.CheckPorts(), m.Store, r.svc, b, rend)
 	case "prechecks":
-		return m.Prechecks(ctx, r.svc, b, rend, r.svc.Version)
+		return steps.Prechecks(ctx, m.PrecheckPorts(), r.svc, b, rend, r.svc.Version)
 	case "apply":
-		return m.ApplyRendered(ctx, r.svc, rend, r.svc.Version)
+		return steps.ApplyRendered(ctx, m.ApplyPorts(), r.svc, rend, r.svc.Version)
 	}
 	return fmt.Errorf("%s has no step %q", r.op.Type, name)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
 
 // Delete starts deletion: phase Deleting, status Busy, lifecycle state
@@ -87,12 +88,12 @@ func (m *core) deleteStep(ctx context.Context, r *run, name string) error {
 			return err
 		}
 		var orphans []lifecycle.Orphan
-		if err := m.RemoveResources(ctx, r.svc, res, r.op.Params.Force, &orphans); err != nil {
+		if err := steps.RemoveResources(ctx, m.RemovePorts(), res, r.op.Params.Force, &orphans); err != nil {
 			return err
 		}
 		// Anything the service still owns on a target without a record
 		// goes too.
-		left, err := m.SweepOrphans(ctx, r.op.ServiceID, nil)
+		left, err := steps.SweepOrphans(ctx, m.RemovePorts(), r.op.ServiceID, nil)
 		switch {
 		case err != nil && !r.op.Params.Force:
 			return fmt.Errorf("list the service's target resources: %w: %w", err, lifecycle.ErrUnavailable)
@@ -116,7 +117,7 @@ func (m *core) deleteStep(ctx context.Context, r *run, name string) error {
 		if err != nil {
 			return err
 		}
-		if err := m.Chunked(ctx, len(left), func(tx lifecycle.Tx, i int) error {
+		if err := steps.Chunked(ctx, m.RecordPorts(), len(left), func(tx lifecycle.Tx, i int) error {
 			return tx.DeleteResource(left[i].ServiceID, left[i].ID)
 		}); err != nil {
 			return err

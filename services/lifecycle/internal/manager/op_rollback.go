@@ -227,7 +227,7 @@ func (m *core) rollbackStep(ctx context.Context, r *run, name string) error {
 		if err != nil {
 			return err
 		}
-		return m.MoveResources(ctx, probe, rend, prev.Version, "rollback")
+		return steps.MoveResources(ctx, m.ApplyPorts(), probe, rend, prev.Version, "rollback")
 	case "cleanup":
 		_, err := m.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 			if prev := s.PreviousVersion; prev != nil && s.Version != prev.Version {

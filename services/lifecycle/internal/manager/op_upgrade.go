@@ -50,7 +50,7 @@ func (m *core) upgradeStep(ctx context.Context, r *run, name string) error {
 		if err != nil {
 			return err
 		}
-		return m.Prechecks(ctx, u.next, u.nb, rend, u.to)
+		return steps.Prechecks(ctx, m.PrecheckPorts(), u.next, u.nb, rend, u.to)
 	case "maintenance":
 		return m.upgradeMaintenance(ctx, u)
 	case "resources":
@@ -212,7 +212,7 @@ func (m *core) upgradeResources(ctx context.Context, r *run, u *upgradeVersions)
 	}); err != nil {
 		return err
 	}
-	return m.MoveResources(ctx, u.next, rend, u.to, "upgrade")
+	return steps.MoveResources(ctx, m.ApplyPorts(), u.next, rend, u.to, "upgrade")
 }
 
 // upgradeCleanup ends maintenance; the controllers take over.

@@ -196,7 +196,7 @@ func (m *core) previewChecks(ctx context.Context, plan *UpgradePlan, u *upgradeV
 			plan.block("pre-check hook: " + r.Message)
 		}
 	}
-	report, err := m.DynamicPrechecks(ctx, u.next, u.nb, rend, u.to)
+	report, err := steps.DynamicPrechecks(ctx, m.PrecheckPorts(), u.next, u.nb, rend, u.to)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return err

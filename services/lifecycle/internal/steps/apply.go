@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 
@@ -12,10 +13,10 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
-// Parallel runs fn for 0..n-1 with at most TargetConcurrency at once and
-// returns the first error.
-func (m *Env) Parallel(ctx context.Context, n int, fn func(context.Context, int) error) error {
-	sem := make(chan struct{}, m.TargetConcurrency)
+// Parallel runs fn for 0..n-1 with at most limit at once and returns the
+// first error; a panic in fn is logged to log and returned as an error.
+func Parallel(ctx context.Context, log *slog.Logger, limit, n int, fn func(context.Context, int) error) error {
+	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
 	var once sync.Once
 	var first error
@@ -31,7 +32,7 @@ func (m *Env) Parallel(ctx context.Context, n int, fn func(context.Context, int)
 			defer wg.Done()
 			defer func() { <-sem }()
 			// A panic here would escape the step's recovery: contain it.
-			if err := safe.Call(m.Log, "a parallel target call", func() error { return fn(ctx, i) }); err != nil {
+			if err := safe.Call(log, "a parallel target call", func() error { return fn(ctx, i) }); err != nil {
 				once.Do(func() { first = err })
 			}
 		}()
@@ -42,16 +43,16 @@ func (m *Env) Parallel(ctx context.Context, n int, fn func(context.Context, int)
 
 // diffRendered places a render owned by version and compares it with the
 // service's records.
-func (m *Env) diffRendered(ctx context.Context, svc *lifecycle.Service, rend *Rendered, version string) (lifecycle.ResourceDiff, error) {
+func diffRendered(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, rend *Rendered, version string) (lifecycle.ResourceDiff, error) {
 	sups := rend.Supervisors()
-	want, err := rend.Place(svc, version, m.Now())
+	want, err := rend.Place(svc, version, p.Now())
 	if err != nil {
 		return lifecycle.ResourceDiff{}, lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
 	}
 	// The Supervisors the version runs on are recorded with its resources:
 	// the hook and Supervisor-upgrade evaluation read them later.
 	if !slices.Equal(svc.Supervisors, sups) {
-		if _, err := m.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+		if _, err := p.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 			s.Supervisors = sups
 			return nil
 		}); err != nil {
@@ -59,7 +60,7 @@ func (m *Env) diffRendered(ctx context.Context, svc *lifecycle.Service, rend *Re
 		}
 		svc.Supervisors = sups
 	}
-	have, err := m.Repo.Resources(ctx, svc.ID)
+	have, err := p.Repo.Resources(ctx, svc.ID)
 	if err != nil {
 		return lifecycle.ResourceDiff{}, err
 	}
@@ -69,28 +70,22 @@ func (m *Env) diffRendered(ctx context.Context, svc *lifecycle.Service, rend *Re
 // retire removes the target objects of retargeted records before the
 // records that point at them are replaced: a restart in between finds the
 // old records and retries.
-func (m *Env) retire(ctx context.Context, d lifecycle.ResourceDiff) error {
+func retire(ctx context.Context, p RemovePorts, d lifecycle.ResourceDiff) error {
 	var old []*lifecycle.Resource
 	for _, c := range d.Changes {
 		if c.Retargeted {
 			old = append(old, c.Have)
 		}
 	}
-	return m.decommissionTargets(ctx, old)
-}
-
-// PutResources records resources, at most maxResourceWrites per
-// transaction (see chunked).
-func (m *Env) PutResources(ctx context.Context, res []*lifecycle.Resource) error {
-	return m.Chunked(ctx, len(res), func(tx lifecycle.Tx, i int) error { return tx.PutResource(res[i]) })
+	return decommissionTargets(ctx, p, old)
 }
 
 // ApplyRendered makes the service's resource records match a render owned
 // by version: new ones are recorded and applied, changed ones re-applied,
 // removed ones cleaned up. Target failures leave resources Unhealthy for
 // the controllers to retry rather than failing the operation.
-func (m *Env) ApplyRendered(ctx context.Context, svc *lifecycle.Service, rend *Rendered, version string) error {
-	d, err := m.diffRendered(ctx, svc, rend, version)
+func ApplyRendered(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, rend *Rendered, version string) error {
+	d, err := diffRendered(ctx, p, svc, rend, version)
 	if err != nil {
 		return err
 	}
@@ -104,48 +99,48 @@ func (m *Env) ApplyRendered(ctx context.Context, svc *lifecycle.Service, rend *R
 		}
 		apply = append(apply, c.Want)
 	}
-	if err := m.retire(ctx, d); err != nil {
+	if err := retire(ctx, p.remove(), d); err != nil {
 		return err
 	}
 	// Record what is about to be applied before touching a target.
-	if err := m.PutResources(ctx, apply); err != nil {
+	if err := PutResources(ctx, p.records(), apply); err != nil {
 		return err
 	}
-	if err := m.RemoveResources(ctx, svc, d.Removed, false, nil); err != nil {
+	if err := RemoveResources(ctx, p.remove(), d.Removed, false, nil); err != nil {
 		return err
 	}
-	if err := m.ApplyAll(ctx, svc, apply); err != nil {
+	if err := ApplyAll(ctx, p, svc, apply); err != nil {
 		return err
 	}
-	return RefreshStatus(ctx, m.Repo, m.Store, svc.ID)
+	return RefreshStatus(ctx, p.Repo, p.Store, svc.ID)
 }
 
 // ApplyAll applies resources to their targets in parallel and records the
 // outcome of each; the error is the recording's (target failures are on
 // the resources).
-func (m *Env) ApplyAll(ctx context.Context, svc *lifecycle.Service, resources []*lifecycle.Resource) error {
-	overlays := m.overlayIndex(ctx, svc.ID)
-	progress := m.newApplyProgress(svc, resources)
-	_ = m.Parallel(ctx, len(resources), func(ctx context.Context, i int) error {
-		m.applyOne(ctx, svc, resources[i], overlays)
+func ApplyAll(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, resources []*lifecycle.Resource) error {
+	overlays := indexOverlays(ctx, p.Repo, svc.ID)
+	progress := newApplyProgress(p.Store, svc, resources)
+	_ = Parallel(ctx, p.Log, p.Concurrency, len(resources), func(ctx context.Context, i int) error {
+		applyOne(ctx, p, svc, resources[i], overlays)
 		progress.applied(ctx, resources[i])
 		return nil
 	})
-	if err := m.PutResources(ctx, resources); err != nil {
+	if err := PutResources(ctx, p.records(), resources); err != nil {
 		return fmt.Errorf("record the outcome of applying %d resource(s): %w", len(resources), err)
 	}
 	return nil
 }
 
 // applyOne applies one resource and records its status on it.
-func (m *Env) applyOne(ctx context.Context, svc *lifecycle.Service, r *lifecycle.Resource, overlays *overlayIndex) {
-	now := m.Now()
+func applyOne(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, r *lifecycle.Resource, overlays *overlayIndex) {
+	now := p.Now()
 	if r.Kind == "Overlay" {
 		r.Status, r.Message = overlays.status(r)
 		r.LastModified = now
 		return
 	}
-	doc, status, msg, ok := m.withOverlay(ctx, r, overlays)
+	doc, status, msg, ok := withOverlay(ctx, p.Renderer, r, overlays)
 	if !ok {
 		r.Status, r.Message, r.LastModified = status, msg, now
 		return
@@ -155,7 +150,7 @@ func (m *Env) applyOne(ctx context.Context, svc *lifecycle.Service, r *lifecycle
 	if d.Finalizers == nil && !r.Adopted {
 		d.Finalizers = []string{lifecycle.FinalizerCleanup}
 	}
-	obj, err := m.Driver.Apply(ctx, d)
+	obj, err := p.Driver.Apply(ctx, d)
 	if err != nil {
 		r.Status = target.StatusUnhealthy
 		switch {
@@ -174,7 +169,7 @@ func (m *Env) applyOne(ctx context.Context, svc *lifecycle.Service, r *lifecycle
 		// Adopted resources existed before the service: deleting the
 		// service leaves them in place, so they carry no cleanup finalizer.
 		r.Adopted = true
-		if _, err := m.Driver.Transfer(ctx, r.Target, owner, nil); err == nil {
+		if _, err := p.Driver.Transfer(ctx, r.Target, owner, nil); err == nil {
 			obj.Finalizers = nil
 		}
 	}

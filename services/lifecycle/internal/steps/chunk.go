@@ -26,14 +26,14 @@ type unboundedUpdates interface {
 // Chunked calls write for 0..n-1, at most maxResourceWrites per
 // transaction (all in one where the store allows), in order; it stops at
 // the first failed transaction.
-func (m *Env) Chunked(ctx context.Context, n int, write func(tx lifecycle.Tx, i int) error) error {
+func Chunked(ctx context.Context, p RecordPorts, n int, write func(tx lifecycle.Tx, i int) error) error {
 	per := maxResourceWrites
-	if u, ok := m.Repo.(unboundedUpdates); ok && u.UnboundedUpdates() {
+	if u, ok := p.Repo.(unboundedUpdates); ok && u.UnboundedUpdates() {
 		per = max(n, 1)
 	}
 	for start := 0; start < n; start += per {
 		end := min(start+per, n)
-		err := m.Store.Update(ctx, func(tx lifecycle.Tx) error {
+		err := p.Store.Update(ctx, func(tx lifecycle.Tx) error {
 			for i := start; i < end; i++ {
 				if err := write(tx, i); err != nil {
 					return err
@@ -46,4 +46,10 @@ func (m *Env) Chunked(ctx context.Context, n int, write func(tx lifecycle.Tx, i 
 		}
 	}
 	return nil
+}
+
+// PutResources records resources, at most maxResourceWrites per
+// transaction (see Chunked).
+func PutResources(ctx context.Context, p RecordPorts, res []*lifecycle.Resource) error {
+	return Chunked(ctx, p, len(res), func(tx lifecycle.Tx, i int) error { return tx.PutResource(res[i]) })
 }

@@ -33,9 +33,10 @@ type resolvedOverlay struct {
 	missing  []string
 }
 
-func (m *Env) overlayIndex(ctx context.Context, serviceID string) *overlayIndex {
+// indexOverlays resolves the Overlays among a service's records.
+func indexOverlays(ctx context.Context, repo lifecycle.Repository, serviceID string) *overlayIndex {
 	idx := &overlayIndex{byLabel: map[string]*resolvedOverlay{}}
-	res, err := m.Repo.Resources(ctx, serviceID)
+	res, err := repo.Resources(ctx, serviceID)
 	if err != nil {
 		return idx
 	}
@@ -176,7 +177,7 @@ func (idx *overlayIndex) status(r *lifecycle.Resource) (string, string) {
 // withOverlay returns the document to apply for r: its own, or its runtime
 // spec transformed by the Overlay it references. ok=false means r must
 // wait (eager mode) with the given status and message.
-func (m *Env) withOverlay(ctx context.Context, r *lifecycle.Resource, idx *overlayIndex) (doc map[string]any, status, msg string, ok bool) {
+func withOverlay(ctx context.Context, renderer lifecycle.Renderer, r *lifecycle.Resource, idx *overlayIndex) (doc map[string]any, status, msg string, ok bool) {
 	label := LabelOf(r.Doc, LabelOverlay)
 	if label == "" {
 		return r.Doc, "", "", true
@@ -199,7 +200,7 @@ func (m *Env) withOverlay(ctx context.Context, r *lifecycle.Resource, idx *overl
 	if ro != nil {
 		req.Overlay, req.Values = ro.template, ro.values
 	}
-	resp, err := m.Peers.Renderer.ApplyOverlay(ctx, req)
+	resp, err := renderer.ApplyOverlay(ctx, req)
 	if err != nil {
 		return nil, target.StatusBusy, fmt.Sprintf("Waiting for the renderer to apply overlay %q: %v", label, err), false
 	}

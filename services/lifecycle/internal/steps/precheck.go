@@ -17,10 +17,10 @@ func desiredFor(res *lifecycle.Resource, owner target.Owner) target.Desired {
 }
 
 // stage dry-runs every resource on its target, bounded in parallel.
-func (m *Env) stage(ctx context.Context, svc *lifecycle.Service, resources []*lifecycle.Resource) ([]target.Staged, error) {
+func stage(ctx context.Context, p PrecheckPorts, svc *lifecycle.Service, resources []*lifecycle.Resource) ([]target.Staged, error) {
 	out := make([]target.Staged, len(resources))
-	err := m.Parallel(ctx, len(resources), func(ctx context.Context, i int) error {
-		st, err := m.Driver.Stage(ctx, desiredFor(resources[i], target.Owner{ServiceID: svc.ID, Version: resources[i].OwnerVersion}))
+	err := Parallel(ctx, p.Log, p.Concurrency, len(resources), func(ctx context.Context, i int) error {
+		st, err := p.Driver.Stage(ctx, desiredFor(resources[i], target.Owner{ServiceID: svc.ID, Version: resources[i].OwnerVersion}))
 		if err != nil {
 			return err
 		}
@@ -31,12 +31,12 @@ func (m *Env) stage(ctx context.Context, svc *lifecycle.Service, resources []*li
 }
 
 // platformFacts merges the targets' facts with the inventory's versions.
-func (m *Env) platformFacts(ctx context.Context, supervisors []string) (lifecycle.PlatformFacts, error) {
-	facts, err := m.Driver.Facts(ctx, supervisors)
+func platformFacts(ctx context.Context, p PrecheckPorts, supervisors []string) (lifecycle.PlatformFacts, error) {
+	facts, err := p.Driver.Facts(ctx, supervisors)
 	if err != nil {
 		return lifecycle.PlatformFacts{}, err
 	}
-	inv, err := m.Repo.Inventory(ctx)
+	inv, err := p.Inventory.Inventory(ctx)
 	if err != nil {
 		return lifecycle.PlatformFacts{}, err
 	}
@@ -66,12 +66,12 @@ func (m *Env) platformFacts(ctx context.Context, supervisors []string) (lifecycl
 }
 
 // Prechecks stages the rendered resources and runs the dynamic pre-checks.
-func (m *Env) Prechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered, version string) error {
-	report, err := m.DynamicPrechecks(ctx, svc, b, rend, version)
+func Prechecks(ctx context.Context, p PrecheckPorts, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered, version string) error {
+	report, err := DynamicPrechecks(ctx, p, svc, b, rend, version)
 	if err != nil {
 		return err
 	}
-	if _, err := m.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	if _, err := p.Store.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.PreCheck = report
 		return nil
 	}); err != nil {
@@ -83,16 +83,19 @@ func (m *Env) Prechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.B
 	return nil
 }
 
-func (m *Env) DynamicPrechecks(ctx context.Context, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered, version string) (*lifecycle.PreCheckReport, error) {
-	resources, err := rend.Place(svc, version, m.Now())
+// DynamicPrechecks dry-runs the rendered resources on their targets and
+// asks the precheck service to judge them with the platform's facts; it
+// writes nothing (the upgrade plan shows its report).
+func DynamicPrechecks(ctx context.Context, p PrecheckPorts, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered, version string) (*lifecycle.PreCheckReport, error) {
+	resources, err := rend.Place(svc, version, p.Now())
 	if err != nil {
 		return nil, lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
 	}
-	staged, err := m.stage(ctx, svc, resources)
+	staged, err := stage(ctx, p, svc, resources)
 	if err != nil {
 		return nil, err
 	}
-	pf, err := m.platformFacts(ctx, rend.Supervisors())
+	pf, err := platformFacts(ctx, p, rend.Supervisors())
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +128,7 @@ func (m *Env) DynamicPrechecks(ctx context.Context, svc *lifecycle.Service, b *b
 			Requested: st.Requested,
 		})
 	}
-	report, err := m.Peers.Precheck.RunDynamicPrechecks(ctx, req)
+	report, err := p.Precheck.RunDynamicPrechecks(ctx, req)
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ import (
 // received, so clients see per-Supervisor progress of a long apply. It
 // writes at most every progressEvery and once at the end.
 type applyProgress struct {
-	m  *Env
-	id string
+	store Writer
+	id    string
 
 	mu    sync.Mutex
 	order []string
@@ -39,11 +39,11 @@ const progressEvery = 250 * time.Millisecond
 
 // newApplyProgress returns nil (which counts nothing) when no operation
 // runs: a controller's re-apply has no progress to show.
-func (m *Env) newApplyProgress(svc *lifecycle.Service, resources []*lifecycle.Resource) *applyProgress {
+func newApplyProgress(store Writer, svc *lifecycle.Service, resources []*lifecycle.Resource) *applyProgress {
 	if svc.ActiveOperation == "" {
 		return nil
 	}
-	p := &applyProgress{m: m, id: svc.ID, done: map[string]int{}, total: map[string]int{}, left: len(resources)}
+	p := &applyProgress{store: store, id: svc.ID, done: map[string]int{}, total: map[string]int{}, left: len(resources)}
 	for _, r := range resources {
 		k := progressScope(r)
 		if p.total[k] == 0 {
@@ -80,7 +80,7 @@ func (p *applyProgress) applied(ctx context.Context, r *lifecycle.Resource) {
 		return // a newer message is already stored
 	}
 	p.written = seq
-	_, _ = p.m.Store.Mutate(context.WithoutCancel(ctx), p.id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	_, _ = p.store.Mutate(context.WithoutCancel(ctx), p.id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if s.Progress == nil || s.ActiveOperation == "" || s.Progress.OperationID != s.ActiveOperation {
 			return errNoProgress // nothing to show: write nothing
 		}

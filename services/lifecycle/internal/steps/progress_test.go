@@ -11,10 +11,10 @@ import (
 
 // An apply reports per-target counts on the running operation only.
 func TestApplyProgressText(t *testing.T) {
-	require.Nil(t, (&Env{}).newApplyProgress(&lifecycle.Service{ID: "a"}, nil), "no operation, no progress")
+	require.Nil(t, newApplyProgress(nil, &lifecycle.Service{ID: "a"}, nil), "no operation, no progress")
 	var none *applyProgress
 	none.applied(t.Context(), &lifecycle.Resource{}) // a nil progress counts nothing and does not panic
-	p := (&Env{}).newApplyProgress(&lifecycle.Service{ID: "a", ActiveOperation: "op"}, []*lifecycle.Resource{
+	p := newApplyProgress(nil, &lifecycle.Service{ID: "a", ActiveOperation: "op"}, []*lifecycle.Resource{
 		{Supervisor: "sv2"}, {Supervisor: "sv1"}, {Supervisor: "sv1"}, {},
 	})
 	require.Equal(t, []string{"VCF Automation", "sv1", "sv2"}, p.order)

@@ -14,25 +14,25 @@ import (
 // letGo applies the finalizer rule to a target object leaving a service:
 // with the cleanup finalizer it is deleted on its target, without it it is
 // released and left intact.
-func (m *Env) letGo(ctx context.Context, k target.Key, finalizers []string) error {
+func letGo(ctx context.Context, driver target.Driver, k target.Key, finalizers []string) error {
 	if slices.Contains(finalizers, lifecycle.FinalizerCleanup) {
-		return m.Driver.Delete(ctx, k)
+		return driver.Delete(ctx, k)
 	}
-	return m.Driver.Release(ctx, k)
+	return driver.Release(ctx, k)
 }
 
 // decommissionTargets removes the target objects of records whose target
 // changed, leaving the records (they are about to be replaced). Without a
 // cleanup finalizer the object is released instead of deleted.
-func (m *Env) decommissionTargets(ctx context.Context, res []*lifecycle.Resource) error {
+func decommissionTargets(ctx context.Context, p RemovePorts, res []*lifecycle.Resource) error {
 	var mu sync.Mutex
 	var failed []error
-	_ = m.Parallel(ctx, len(res), func(ctx context.Context, i int) error {
+	_ = Parallel(ctx, p.Log, p.Concurrency, len(res), func(ctx context.Context, i int) error {
 		r := res[i]
 		if r.Kind == "Overlay" {
 			return nil
 		}
-		if err := m.letGo(ctx, r.Target, r.Finalizers); err != nil {
+		if err := letGo(ctx, p.Driver, r.Target, r.Finalizers); err != nil {
 			mu.Lock()
 			failed = append(failed, fmt.Errorf("%s %s on %s: %w", r.Kind, r.Name, r.Target, err))
 			mu.Unlock()
@@ -48,8 +48,8 @@ func (m *Env) decommissionTargets(ctx context.Context, res []*lifecycle.Resource
 // SweepOrphans removes target objects the service owns that no record
 // refers to: left behind by an interrupted change, they would otherwise
 // block the next owner. Returns what could not be removed.
-func (m *Env) SweepOrphans(ctx context.Context, svcID string, records []*lifecycle.Resource) ([]lifecycle.Orphan, error) {
-	objs, err := m.Driver.List(ctx, svcID)
+func SweepOrphans(ctx context.Context, p RemovePorts, svcID string, records []*lifecycle.Resource) ([]lifecycle.Orphan, error) {
+	objs, err := p.Driver.List(ctx, svcID)
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +62,11 @@ func (m *Env) SweepOrphans(ctx context.Context, svcID string, records []*lifecyc
 		if known[o.String()] {
 			continue
 		}
-		if err := m.letGo(ctx, o.Key, o.Finalizers); err != nil {
+		if err := letGo(ctx, p.Driver, o.Key, o.Finalizers); err != nil {
 			left = append(left, lifecycle.Orphan{Kind: o.Kind, Name: o.Identity, Target: o.Key, Message: err.Error()})
 			continue
 		}
-		m.Log.Info("removed a target resource no record referred to", "service", svcID, "target", o.String())
+		p.Log.Info("removed a target resource no record referred to", "service", svcID, "target", o.String())
 	}
 	return left, nil
 }
@@ -77,22 +77,22 @@ func (m *Env) SweepOrphans(ctx context.Context, svcID string, records []*lifecyc
 // error is transient). With force (seed 002) nothing is cleaned up: the
 // finalizers and ownership are removed at once, the target resource stays
 // and is reported as an orphan to audit.
-func (m *Env) RemoveResources(ctx context.Context, svc *lifecycle.Service, res []*lifecycle.Resource, force bool, orphans *[]lifecycle.Orphan) error {
+func RemoveResources(ctx context.Context, p RemovePorts, res []*lifecycle.Resource, force bool, orphans *[]lifecycle.Orphan) error {
 	var mu sync.Mutex
 	var failed []error
 	var done []*lifecycle.Resource
-	_ = m.Parallel(ctx, len(res), func(ctx context.Context, i int) error {
+	_ = Parallel(ctx, p.Log, p.Concurrency, len(res), func(ctx context.Context, i int) error {
 		r := res[i]
 		var err error
 		switch {
 		case r.Kind == "Overlay":
 		case force:
-			err = m.Driver.Release(ctx, r.Target)
+			err = p.Driver.Release(ctx, r.Target)
 			if err == nil {
 				err = errors.New("left on its target by force delete (finalizers and ownership removed); audit it and remove it manually")
 			}
 		default:
-			err = m.letGo(ctx, r.Target, r.Finalizers)
+			err = letGo(ctx, p.Driver, r.Target, r.Finalizers)
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -109,7 +109,7 @@ func (m *Env) RemoveResources(ctx context.Context, svc *lifecycle.Service, res [
 		}
 		return nil
 	})
-	if err := m.Chunked(ctx, len(done), func(tx lifecycle.Tx, i int) error {
+	if err := Chunked(ctx, p.records(), len(done), func(tx lifecycle.Tx, i int) error {
 		return tx.DeleteResource(done[i].ServiceID, done[i].ID)
 	}); err != nil {
 		return err

@@ -19,8 +19,8 @@ import (
 // re-applied when their configuration changed. Every action is idempotent,
 // so a restart re-runs the step safely. A resource that fails leaves the
 // step failed: a partial upgrade, Unhealthy, to fix and retry or roll back.
-func (m *Env) MoveResources(ctx context.Context, svc *lifecycle.Service, rend *Rendered, version, what string) error {
-	d, err := m.diffRendered(ctx, svc, rend, version)
+func MoveResources(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, rend *Rendered, version, what string) error {
+	d, err := diffRendered(ctx, p, svc, rend, version)
 	if err != nil {
 		return err
 	}
@@ -38,21 +38,21 @@ func (m *Env) MoveResources(ctx context.Context, svc *lifecycle.Service, rend *R
 		}
 		transfer = append(transfer, w)
 	}
-	if err := m.retire(ctx, d); err != nil {
+	if err := retire(ctx, p.remove(), d); err != nil {
 		return err
 	}
-	if err := m.PutResources(ctx, append(slices.Clone(create), transfer...)); err != nil {
+	if err := PutResources(ctx, p.records(), append(slices.Clone(create), transfer...)); err != nil {
 		return err
 	}
 	// Ownership transfer first, so a kept resource is never ownerless.
-	if err := m.transferOwnership(ctx, svc, transfer, version); err != nil {
+	if err := transferOwnership(ctx, p.remove(), svc.ID, transfer, version); err != nil {
 		return err
 	}
-	if err := m.RemoveResources(ctx, svc, d.Removed, false, nil); err != nil {
+	if err := RemoveResources(ctx, p.remove(), d.Removed, false, nil); err != nil {
 		return err
 	}
 	apply := append(create, transfer...)
-	if err := m.ApplyAll(ctx, svc, apply); err != nil {
+	if err := ApplyAll(ctx, p, svc, apply); err != nil {
 		return err
 	}
 	var failed []string
@@ -69,11 +69,11 @@ func (m *Env) MoveResources(ctx context.Context, svc *lifecycle.Service, rend *R
 
 // transferOwnership hands kept resources to version on their targets, with
 // the cleanup finalizer unless they were adopted.
-func (m *Env) transferOwnership(ctx context.Context, svc *lifecycle.Service, transfer []*lifecycle.Resource, version string) error {
-	owner := target.Owner{ServiceID: svc.ID, Version: version}
+func transferOwnership(ctx context.Context, p RemovePorts, serviceID string, transfer []*lifecycle.Resource, version string) error {
+	owner := target.Owner{ServiceID: serviceID, Version: version}
 	var mu sync.Mutex
 	var transferErrs []string
-	_ = m.Parallel(ctx, len(transfer), func(ctx context.Context, i int) error {
+	_ = Parallel(ctx, p.Log, p.Concurrency, len(transfer), func(ctx context.Context, i int) error {
 		r := transfer[i]
 		if r.Kind == "Overlay" {
 			return nil
@@ -82,7 +82,7 @@ func (m *Env) transferOwnership(ctx context.Context, svc *lifecycle.Service, tra
 		if r.Adopted {
 			fin = nil
 		}
-		if _, err := m.Driver.Transfer(ctx, r.Target, owner, fin); err != nil && !errors.Is(err, target.ErrNotFound) {
+		if _, err := p.Driver.Transfer(ctx, r.Target, owner, fin); err != nil && !errors.Is(err, target.ErrNotFound) {
 			mu.Lock()
 			transferErrs = append(transferErrs, fmt.Sprintf("%s %s: %v", r.Kind, r.Name, err))
 			mu.Unlock()
