@@ -31,7 +31,8 @@ func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
 		resp, err := handler(ctx, req)
 		if err == nil {
 			if rev := h.m.Revision(); rev > 0 {
-				_ = grpc.SetHeader(ctx, metadata.Pairs(grpcx.RevisionHeader, strconv.FormatInt(rev, 10)))
+				// A literal MD: the key is already lower case.
+				_ = grpc.SetHeader(ctx, metadata.MD{grpcx.RevisionHeader: {strconv.FormatInt(rev, 10)}})
 			}
 		}
 		return resp, err
@@ -40,8 +41,8 @@ func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
 
 // waitMinRevision waits for the revision the call asks for, if any.
 func (h *Handler) waitMinRevision(ctx context.Context, wait time.Duration) error {
-	md, _ := metadata.FromIncomingContext(ctx)
-	vals := md.Get(grpcx.MinRevisionHeader)
+	// One key, without copying the call's whole metadata.
+	vals := metadata.ValueFromIncomingContext(ctx, grpcx.MinRevisionHeader)
 	if len(vals) == 0 || vals[0] == "" {
 		return nil
 	}
