@@ -99,13 +99,15 @@ func (l Limits) serverOptions() []grpc.ServerOption {
 		// CPU in BenchmarkRESTGet's profile); a worker's stack stays
 		// grown. When every worker is busy (long watch streams), grpc
 		// starts a goroutine for the call as before.
-		grpc.NumStreamWorkers(uint32(streamWorkersPerCPU * runtime.GOMAXPROCS(0))),
+		grpc.NumStreamWorkers(uint32(max(streamWorkers, 8*runtime.GOMAXPROCS(0)))),
 	}
 }
 
-// streamWorkersPerCPU sizes the server's call workers: calls wait on the
-// store and on each other, so a few per core keep the cores busy.
-const streamWorkersPerCPU = 4
+// streamWorkers sizes the server's call workers by concurrent calls, not
+// cores: calls wait on the network and the store, and a REST gateway
+// forwards its clients' requests concurrently over one connection. An idle
+// worker is a parked goroutine.
+const streamWorkers = 64
 
 // Server is a gRPC server with health checking. Several services may share
 // one Server (the all-in-one); each registers its own error table.
@@ -198,6 +200,7 @@ func NewServer(cfg ServerConfig) *Server {
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
 		grpc.MaxRecvMsgSize(maxRecv),
+		grpc.ForceServerCodecV2(newEncodedCodec()),
 	)
 	opts = append(opts, cfg.Limits.serverOptions()...)
 	if cfg.Creds != nil {

@@ -19,7 +19,9 @@ const DefaultMinRevisionWait = 5 * time.Second
 // call carrying grpcx.MinRevisionHeader waits (up to wait) until this
 // replica's view of the store has reached that revision, else fails
 // Unavailable; every answer carries the revision it reflects in
-// grpcx.RevisionHeader. Install it with grpcx.Server.InterceptUnary.
+// grpcx.RevisionHeader. GetService's answers whose view is cached go out
+// in the wire format kept with it (viewCache). Install it with
+// grpcx.Server.InterceptUnary.
 func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
 	if wait <= 0 {
 		wait = DefaultMinRevisionWait
@@ -33,6 +35,9 @@ func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
 			if rev := h.m.Revision(); rev > 0 {
 				// A literal MD: the key is already lower case.
 				_ = grpc.SetHeader(ctx, metadata.MD{grpcx.RevisionHeader: {strconv.FormatInt(rev, 10)}})
+			}
+			if wire, ok := h.views.encodedAnswer(resp); ok {
+				return wire, nil
 			}
 		}
 		return resp, err
