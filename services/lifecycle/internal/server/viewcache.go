@@ -67,8 +67,11 @@ func (c *viewCache) view(ctx context.Context, rm *readModel, svc *lifecycle.Serv
 	if err != nil {
 		return nil, err
 	}
-	// A view built in the next second says so: it is not this key's.
-	if key.validationTime != "" && v.GetSignatures().GetValidationTime() != key.validationTime {
+	// A view built in the next second says so: it is not this key's. A
+	// bundle still downloading is not in the record: keep no view without
+	// its parts.
+	if key.validationTime != "" && v.GetSignatures().GetValidationTime() != key.validationTime ||
+		svc.Digest != "" && v.GetSignatures() == nil {
 		return v, nil
 	}
 	// Deterministic: the same view is always the same bytes, so whoever
