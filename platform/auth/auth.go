@@ -173,8 +173,9 @@ func Exempt(fullMethod string) bool {
 
 // BearerFromMetadata extracts the token of an "authorization: Bearer x" header.
 func BearerFromMetadata(ctx context.Context) (string, bool) {
-	md, _ := metadata.FromIncomingContext(ctx)
-	for _, v := range md.Get("authorization") {
+	// ValueFromIncomingContext reads one key without copying the call's
+	// whole metadata (this runs on every call).
+	for _, v := range metadata.ValueFromIncomingContext(ctx, "authorization") {
 		scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
 		if ok && strings.EqualFold(scheme, "bearer") && strings.TrimSpace(token) != "" {
 			return strings.TrimSpace(token), true

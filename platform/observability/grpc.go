@@ -133,7 +133,8 @@ func principalUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handl
 	if c := requestFrom(ctx); c != nil {
 		c.principal = auth.Principal(ctx)
 		if c.principal != "" {
-			_ = grpc.SetHeader(ctx, metadata.Pairs(PrincipalMetadata, c.principal))
+			// A literal MD: the key is already lower case.
+			_ = grpc.SetHeader(ctx, metadata.MD{PrincipalMetadata: {c.principal}})
 		}
 	}
 	return handler(ctx, req)

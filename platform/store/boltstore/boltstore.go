@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -34,6 +35,13 @@ type Store struct {
 
 	mu     sync.RWMutex
 	closed bool
+
+	// rev mirrors the revision counter of the last committed write, so
+	// Revision (asked on every gRPC answer for its revision header) needs
+	// no read transaction. Writers commit one at a time; it is stored
+	// after the commit and before Update returns, so a caller's own write
+	// is always covered.
+	rev atomic.Int64
 
 	// Batch's queue: the calls waiting for the next batch, and whether a
 	// call is leading (committing) one.
@@ -134,6 +142,9 @@ func (s *Store) prepare(schema store.Schema) error {
 				return fmt.Errorf("migrate schema %d to %d: %w", v, v+1, err)
 			}
 		}
+		if raw := meta.Get(keyRevision); len(raw) == 8 {
+			s.rev.Store(int64(binary.BigEndian.Uint64(raw)))
+		}
 		return meta.Put(keySchemaVersion, []byte(strconv.Itoa(schema.Version)))
 	})
 }
@@ -173,14 +184,7 @@ func (s *Store) Revision() int64 {
 		return 0
 	}
 	defer release()
-	var rev int64
-	_ = s.db.View(func(btx *bolt.Tx) error {
-		if raw := btx.Bucket(metaBucket).Get(keyRevision); len(raw) == 8 {
-			rev = int64(binary.BigEndian.Uint64(raw))
-		}
-		return nil
-	})
-	return rev
+	return s.rev.Load()
 }
 
 // Get reads one record.
@@ -223,14 +227,22 @@ func (s *Store) Update(ctx context.Context, fn func(store.Tx) error) error {
 		return err
 	}
 	defer release()
-	return s.db.Update(func(btx *bolt.Tx) error {
-		return fn(&tx{s: s, btx: btx})
+	t := &tx{s: s}
+	err = s.db.Update(func(btx *bolt.Tx) error {
+		t.btx = btx
+		return fn(t)
 	})
+	if err == nil && t.rev > 0 {
+		s.rev.Store(t.rev)
+	}
+	return err
 }
 
 type tx struct {
 	s   *Store
 	btx *bolt.Tx
+	// rev is the last revision this transaction wrote (0: none).
+	rev int64
 }
 
 func (t *tx) bucket(name string) (*bolt.Bucket, error) {
@@ -303,7 +315,11 @@ func (t *tx) nextRevision() (int64, error) {
 	rev++
 	var buf [8]byte
 	binary.BigEndian.PutUint64(buf[:], uint64(rev))
-	return rev, meta.Put(keyRevision, buf[:])
+	if err := meta.Put(keyRevision, buf[:]); err != nil {
+		return rev, err
+	}
+	t.rev = rev
+	return rev, nil
 }
 
 func (t *tx) Put(bucket, key string, value []byte, expect int64) (int64, error) {

@@ -2,6 +2,7 @@ package boltstore_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -59,4 +60,29 @@ func TestRevisionIsTheLatestWrite(t *testing.T) {
 	require.NoError(t, err)
 	require.Greater(t, r2, r1)
 	require.Equal(t, r2, st.Revision())
+}
+
+// The revision survives a reopen, and a failed transaction leaves it.
+func TestRevisionAfterReopenAndFailedWrite(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vcfsm.db")
+	schema := store.Schema{Version: 1, Buckets: []string{"a"}}
+	st, err := boltstore.Open(path, schema)
+	require.NoError(t, err)
+	ctx := context.Background()
+	rev, err := store.Put(ctx, st, "a", "x", []byte("1"), store.AnyRevision)
+	require.NoError(t, err)
+	err = st.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.Put("a", "y", []byte("2"), store.AnyRevision); err != nil {
+			return err
+		}
+		return errors.New("roll back")
+	})
+	require.ErrorContains(t, err, "roll back")
+	require.Equal(t, rev, st.Revision(), "a rolled-back write is no revision")
+	require.NoError(t, st.Close())
+	require.Zero(t, st.Revision(), "closed")
+	st, err = boltstore.Open(path, schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.Equal(t, rev, st.Revision())
 }

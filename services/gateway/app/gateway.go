@@ -69,8 +69,9 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		MarshalOptions:   protojson.MarshalOptions{EmitDefaultValues: true},
 		UnmarshalOptions: protojson.UnmarshalOptions{DiscardUnknown: false},
 	}
+	marshaler := &bodyMarshaler{Marshaler: jsonMarshaler}
 	mux := runtime.NewServeMux(
-		runtime.WithMarshalerOption(runtime.MIMEWildcard, &bodyMarshaler{Marshaler: jsonMarshaler}),
+		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 		runtime.WithForwardResponseOption(setHTTPCode),
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
 			switch key {
@@ -89,7 +90,10 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		}),
 		runtime.WithErrorHandler(errorHandler(log, limits.MaxBodyBytes)),
 	)
-	if err := lifecyclev1.RegisterLifecycleServiceHandler(ctx, mux, conn); err != nil {
+	views := newSharedViews()
+	marshaler.views = views
+	client := viewClient{LifecycleServiceClient: lifecyclev1.NewLifecycleServiceClient(conn), views: views}
+	if err := lifecyclev1.RegisterLifecycleServiceHandlerClient(ctx, mux, client); err != nil {
 		return nil, fmt.Errorf("register lifecycle routes: %w", err)
 	}
 	root := http.NewServeMux()
@@ -180,6 +184,9 @@ func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 type bodyMarshaler struct {
 	runtime.Marshaler
 	cache jsonCache
+	// views: GET answers decoded once and shared; their JSON is kept
+	// with them, found by the view itself (no key to compute).
+	views *sharedViews
 }
 
 type responseBody interface {
@@ -209,6 +216,18 @@ func (m *bodyMarshaler) ContentType(v any) string {
 func (m *bodyMarshaler) Marshal(v any) ([]byte, error) {
 	if d, ok := v.(*commonv1.YamlDocument); ok {
 		return d.GetData(), nil
+	}
+	if view, ok := v.(*lifecyclev1.VcfService); ok && m.views != nil {
+		if out, shared := m.views.jsonOf(view); shared {
+			if out != nil {
+				return out, nil
+			}
+			out, err := m.cache.marshal(v, m.Marshaler.Marshal)
+			if err == nil {
+				m.views.keepJSON(view, out)
+			}
+			return out, err
+		}
 	}
 	return m.cache.marshal(v, m.Marshaler.Marshal)
 }

@@ -76,9 +76,10 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, codes.InvalidArgument, bodyTooLarge(g.limits.MaxBodyBytes))
 		return
 	}
-	state := &bodyState{}
-	r = r.WithContext(context.WithValue(r.Context(), bodyStateKey{}, state))
-	r.Body = &cappedBody{ReadCloser: http.MaxBytesReader(w, r.Body, g.limits.MaxBodyBytes), state: state}
+	// The capped body is found again through r.Body by the error handler
+	// (bodyLimitHit): the handlers after the guard pass the request, or a
+	// shallow clone sharing its body, on; no context value, no request copy.
+	r.Body = &cappedBody{ReadCloser: http.MaxBytesReader(w, r.Body, g.limits.MaxBodyBytes)}
 	if isWatch(r) {
 		g.serveWatch(w, r, id.Principal)
 		return
@@ -166,41 +167,36 @@ func (w *idleWriter) Flush() {
 // Unwrap lets http.ResponseController reach the connection.
 func (w *idleWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-type bodyStateKey struct{}
-
-// bodyState records that a body hit the cap while the gateway decoded it,
-// so the error handler answers 413 instead of a decoding error.
-type bodyState struct {
-	mu       sync.Mutex
-	exceeded bool
-}
-
-func (s *bodyState) hit() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.exceeded
-}
-
+// cappedBody records that the body hit the cap while the gateway decoded
+// it, so the error handler answers 413 instead of a decoding error.
 type cappedBody struct {
 	io.ReadCloser
-	state *bodyState
+
+	mu       sync.Mutex
+	exceeded bool
 }
 
 func (b *cappedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		b.state.mu.Lock()
-		b.state.exceeded = true
-		b.state.mu.Unlock()
+		b.mu.Lock()
+		b.exceeded = true
+		b.mu.Unlock()
 	}
 	return n, err
 }
 
+func (b *cappedBody) hit() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.exceeded
+}
+
 // bodyLimitHit reports whether the request's body went over the cap.
 func bodyLimitHit(r *http.Request) bool {
-	s, ok := r.Context().Value(bodyStateKey{}).(*bodyState)
-	return ok && s.hit()
+	b, ok := r.Body.(*cappedBody)
+	return ok && b.hit()
 }
 
 func bodyTooLarge(limit int64) string {

@@ -18,6 +18,10 @@ type jsonCache struct {
 	mu    sync.Mutex
 	m     map[string][]byte
 	bytes int
+	// keys recycles the key buffers: a lookup builds its key in one and
+	// looks it up without converting it to a string (no copy), so a hit
+	// allocates nothing for the key.
+	keys sync.Pool
 }
 
 const (
@@ -51,13 +55,22 @@ func (c *jsonCache) marshal(v any, enc func(any) ([]byte, error)) ([]byte, error
 	if msg == nil {
 		return enc(v)
 	}
-	bin, err := proto.MarshalOptions{Deterministic: true}.Marshal(msg)
-	if err != nil || len(bin) > jsonCacheMaxEntry {
+	buf, _ := c.keys.Get().(*[]byte)
+	if buf == nil {
+		buf = new([]byte)
+	}
+	defer c.putKey(buf)
+	key := append((*buf)[:0], kind...)
+	key = append(key, msg.ProtoReflect().Descriptor().FullName()...)
+	key = append(key, 0)
+	prefix := len(key)
+	key, err := proto.MarshalOptions{Deterministic: true}.MarshalAppend(key, msg)
+	*buf = key
+	if err != nil || len(key)-prefix > jsonCacheMaxEntry {
 		return enc(v)
 	}
-	key := kind + string(msg.ProtoReflect().Descriptor().FullName()) + "\x00" + string(bin)
 	c.mu.Lock()
-	out, ok := c.m[key]
+	out, ok := c.m[string(key)] // no allocation: the compiler looks up the bytes
 	c.mu.Unlock()
 	if ok {
 		return out, nil
@@ -74,9 +87,17 @@ func (c *jsonCache) marshal(v any, enc func(any) ([]byte, error)) ([]byte, error
 	if c.m == nil || c.bytes+len(key)+len(out) > jsonCacheBytes {
 		c.m, c.bytes = map[string][]byte{}, 0
 	}
-	if _, ok := c.m[key]; !ok {
-		c.m[key] = out
+	if _, ok := c.m[string(key)]; !ok {
+		c.m[string(key)] = out
 		c.bytes += len(key) + len(out)
 	}
 	return out, nil
+}
+
+// putKey returns a key buffer to the pool unless it grew past the largest
+// key kept (a long list's encoding): those are left to the collector.
+func (c *jsonCache) putKey(buf *[]byte) {
+	if cap(*buf) <= 2*jsonCacheMaxEntry {
+		c.keys.Put(buf)
+	}
 }

@@ -24,6 +24,8 @@ type Handler struct {
 	m *manager.Manager
 	// sigs verifies bundle signatures; nil when no keys are trusted.
 	sigs *signature.Verifier
+	// views keeps GetService's answers (viewCache).
+	views viewCache
 }
 
 // NewHandler adapts a manager.
@@ -83,7 +85,7 @@ func (h *Handler) GetService(ctx context.Context, req *lifecyclev1.GetServiceReq
 		return nil, err
 	}
 	x := extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()}
-	v, err := newReadModel(h.m, h.sigs, x).view(ctx, svc)
+	v, err := h.views.view(ctx, newReadModel(h.m, h.sigs, x), svc)
 	if err != nil {
 		return nil, err
 	}

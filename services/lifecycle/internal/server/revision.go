@@ -19,7 +19,9 @@ const DefaultMinRevisionWait = 5 * time.Second
 // call carrying grpcx.MinRevisionHeader waits (up to wait) until this
 // replica's view of the store has reached that revision, else fails
 // Unavailable; every answer carries the revision it reflects in
-// grpcx.RevisionHeader. Install it with grpcx.Server.InterceptUnary.
+// grpcx.RevisionHeader. GetService's answers whose view is cached go out
+// in the wire format kept with it (viewCache). Install it with
+// grpcx.Server.InterceptUnary.
 func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
 	if wait <= 0 {
 		wait = DefaultMinRevisionWait
@@ -31,7 +33,11 @@ func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
 		resp, err := handler(ctx, req)
 		if err == nil {
 			if rev := h.m.Revision(); rev > 0 {
-				_ = grpc.SetHeader(ctx, metadata.Pairs(grpcx.RevisionHeader, strconv.FormatInt(rev, 10)))
+				// A literal MD: the key is already lower case.
+				_ = grpc.SetHeader(ctx, metadata.MD{grpcx.RevisionHeader: {strconv.FormatInt(rev, 10)}})
+			}
+			if wire, ok := h.views.encodedAnswer(resp); ok {
+				return wire, nil
 			}
 		}
 		return resp, err
@@ -40,8 +46,8 @@ func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
 
 // waitMinRevision waits for the revision the call asks for, if any.
 func (h *Handler) waitMinRevision(ctx context.Context, wait time.Duration) error {
-	md, _ := metadata.FromIncomingContext(ctx)
-	vals := md.Get(grpcx.MinRevisionHeader)
+	// One key, without copying the call's whole metadata.
+	vals := metadata.ValueFromIncomingContext(ctx, grpcx.MinRevisionHeader)
 	if len(vals) == 0 || vals[0] == "" {
 		return nil
 	}
