@@ -10,6 +10,9 @@ import (
 type Repository interface {
 	// Service returns a copy of one service.
 	Service(ctx context.Context, id string) (*Service, error)
+	// SharedService returns the stored snapshot of one service, shared:
+	// the caller must not modify it (reads that only look, such as GET).
+	SharedService(ctx context.Context, id string) (*Service, error)
 	// Services returns shared, read-only snapshots of every service.
 	Services(ctx context.Context) []*Service
 	// Update runs fn in one atomic transaction.

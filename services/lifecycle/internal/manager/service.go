@@ -100,6 +100,15 @@ func (m *core) Get(ctx context.Context, id string) (*lifecycle.Service, error) {
 	return m.Repo.Service(ctx, id)
 }
 
+// View returns a service for reading only: the stored snapshot, shared
+// (the caller must not modify it), so a GET does not copy the record.
+func (m *Manager) View(ctx context.Context, id string) (*lifecycle.Service, error) {
+	if !strings.HasPrefix(id, lifecycle.IDPrefix) {
+		return nil, fmt.Errorf("service %q: ids look like %s<uuid>: %w", id, lifecycle.IDPrefix, lifecycle.ErrNotFound)
+	}
+	return m.Repo.SharedService(ctx, id)
+}
+
 // Bundle returns a service's bundle, nil while it is still downloading.
 func (m *Manager) Bundle(svc *lifecycle.Service) (*bundle.Bundle, error) {
 	if svc.Digest == "" {

@@ -80,7 +80,8 @@ func (h *Handler) ListServices(ctx context.Context, req *lifecyclev1.ListService
 
 // GetService implements GET /v2/vcf-services/{id}.
 func (h *Handler) GetService(ctx context.Context, req *lifecyclev1.GetServiceRequest) (*lifecyclev1.GetServiceResponse, error) {
-	svc, err := h.m.Get(ctx, req.GetId())
+	// The read model only reads the service: no copy of the record.
+	svc, err := h.m.View(ctx, req.GetId())
 	if err != nil {
 		return nil, err
 	}

@@ -85,6 +85,19 @@ func (r *Repo) Service(_ context.Context, id string) (*lifecycle.Service, error)
 	return svc.Clone(), nil
 }
 
+// SharedService returns the stored snapshot of one service without a copy:
+// snapshots are replaced on every write, never changed in place, so a
+// reader that does not modify it sees one consistent revision.
+func (r *Repo) SharedService(_ context.Context, id string) (*lifecycle.Service, error) {
+	r.mu.RLock()
+	svc, ok := r.services[id]
+	r.mu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("service %s: %w", id, lifecycle.ErrNotFound)
+	}
+	return svc, nil
+}
+
 // Services returns every service, in no particular order. The slice and
 // its values are shared snapshots: callers must not modify them.
 func (r *Repo) Services(context.Context) []*lifecycle.Service {

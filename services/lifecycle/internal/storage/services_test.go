@@ -90,3 +90,30 @@ func TestRepo(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "v1.30.2+vmware.1", got2.Regions[0].Supervisors[0].KubernetesVersion)
 }
+
+// SharedService hands out the stored snapshot without a copy; a write
+// replaces the snapshot and leaves the one a reader holds as it was.
+func TestSharedServiceIsASnapshot(t *testing.T) {
+	ctx := context.Background()
+	r := openRepo(t, filepath.Join(t.TempDir(), "lifecycle.db"))
+	svc := &lifecycle.Service{ID: lifecycle.IDPrefix + "a", Name: "a", Status: lifecycle.StatusBusy}
+	require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutService(svc) }))
+
+	first, err := r.SharedService(ctx, svc.ID)
+	require.NoError(t, err)
+	again, err := r.SharedService(ctx, svc.ID)
+	require.NoError(t, err)
+	require.Same(t, first, again, "no copy per read")
+
+	next := svc.Clone()
+	next.Status = lifecycle.StatusReady
+	require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutService(next) }))
+	require.Equal(t, lifecycle.StatusBusy, first.Status, "the snapshot a reader holds does not change under it")
+	now, err := r.SharedService(ctx, svc.ID)
+	require.NoError(t, err)
+	require.Equal(t, lifecycle.StatusReady, now.Status)
+	require.Equal(t, next.Revision, now.Revision)
+
+	_, err = r.SharedService(ctx, lifecycle.IDPrefix+"missing")
+	require.ErrorIs(t, err, lifecycle.ErrNotFound)
+}
