@@ -79,7 +79,7 @@ func (m *Manager) PreviewUpgrade(ctx context.Context, id, source, targetVersion 
 	if err != nil {
 		return nil, err
 	}
-	ob, err := steps.LoadBundle(m.Bundles, svc)
+	ob, err := m.requestBundle(svc)
 	if err != nil {
 		return nil, err
 	}

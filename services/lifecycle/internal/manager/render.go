@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 
 	"google.golang.org/protobuf/types/known/structpb"
 
@@ -76,11 +78,23 @@ func (m *core) serviceAndBundle(ctx context.Context, id string) (*lifecycle.Serv
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := steps.LoadBundle(m.Bundles, svc)
+	b, err := m.requestBundle(svc)
 	if err != nil {
 		return nil, nil, err
 	}
 	return svc, b, nil
+}
+
+// requestBundle loads a service's bundle for a request (a preview). A
+// bundle this replica holds nowhere, not in the shared store and not at its
+// source right now, is Unavailable: the request may succeed later or on
+// another replica; it is neither the caller's mistake nor an internal error.
+func (m *core) requestBundle(svc *lifecycle.Service) (*bundle.Bundle, error) {
+	b, err := steps.LoadBundle(m.Bundles, svc)
+	if errors.Is(err, bundle.ErrNotFound) || errors.Is(err, bundle.ErrFetch) {
+		return nil, fmt.Errorf("%w (%w: try again later or on another replica)", err, lifecycle.ErrUnavailable)
+	}
+	return b, err
 }
 
 // sameGrants compares access grants as JSON documents.

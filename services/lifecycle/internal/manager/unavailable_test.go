@@ -1,0 +1,41 @@
+package manager_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/platform/store/boltstore"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+)
+
+// A preview of a service whose bundle this replica holds nowhere (not
+// locally, not shared, no source to fetch it again from) is Unavailable
+// (503 at the edge), not an internal error.
+func TestPreviewWithoutItsBundleIsUnavailable(t *testing.T) {
+	ctx := context.Background()
+	st, err := boltstore.Open(filepath.Join(t.TempDir(), "lifecycle.db"), storage.Schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	repo, err := storage.NewRepo(ctx, st)
+	require.NoError(t, err)
+	svc := &lifecycle.Service{ID: lifecycle.IDPrefix + "gone", Name: "gone", Version: "1.0.0", Status: lifecycle.StatusReady,
+		Digest: "sha256:" + strings.Repeat("0", 64)}
+	require.NoError(t, repo.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutService(svc) }))
+
+	f, err := bundle.NewFetcher(bundle.Config{Dir: t.TempDir()})
+	require.NoError(t, err)
+	m := manager.NewManager(manager.Config{}, repo, f, lifecycle.Peers{}, nil)
+	_, err = m.RenderAccessGrants(ctx, svc.ID, lifecycle.RenderInput{})
+	require.ErrorIs(t, err, lifecycle.ErrUnavailable)
+	require.ErrorIs(t, err, bundle.ErrNotFound, "the cause stays in the message")
+	require.Contains(t, err.Error(), svc.Digest)
+	_, err = m.PreviewUpgrade(ctx, svc.ID, "", "2.0.0")
+	require.ErrorIs(t, err, lifecycle.ErrUnavailable)
+}
