@@ -186,23 +186,12 @@ func (m *core) saveStep(ctx context.Context, r *run, i int, st, msg string) erro
 		op.Steps[i].FinishedAt = now
 		op.Attempts = 0
 	}
-	return m.Update(ctx, func(tx lifecycle.Tx) error {
-		if err := tx.PutOperation(op); err != nil {
-			return err
-		}
-		svc, err := tx.Service(op.ServiceID)
-		if errors.Is(err, lifecycle.ErrNotFound) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return m.putOperation(ctx, op, now, func(svc *lifecycle.Service) bool {
 		if svc.ActiveOperation != op.ID {
-			return nil
+			return false
 		}
 		svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[i].Name, Message: msg, Percent: progressPercent(op, i, st)}
-		svc.UpdatedAt = now
-		return tx.PutService(svc)
+		return true
 	})
 }
 
@@ -229,6 +218,17 @@ func (m *core) noteRetry(ctx context.Context, r *run, step string, cause error) 
 // update its service in the same transaction; a service already gone is
 // fine (a delete's last step removes it).
 func (m *core) closeOperation(ctx context.Context, op *lifecycle.Operation, edit func(svc *lifecycle.Service)) error {
+	return m.putOperation(ctx, op, m.now(), func(svc *lifecycle.Service) bool {
+		edit(svc)
+		return true
+	})
+}
+
+// putOperation writes op and, in the same transaction, its service as
+// edit leaves it (stamped now); edit returns false to leave the service
+// unwritten. A service already gone is fine (a delete's last step removes
+// it).
+func (m *core) putOperation(ctx context.Context, op *lifecycle.Operation, now time.Time, edit func(svc *lifecycle.Service) bool) error {
 	return m.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := tx.PutOperation(op); err != nil {
 			return err
@@ -240,8 +240,10 @@ func (m *core) closeOperation(ctx context.Context, op *lifecycle.Operation, edit
 		if err != nil {
 			return err
 		}
-		edit(svc)
-		svc.UpdatedAt = m.now()
+		if !edit(svc) {
+			return nil
+		}
+		svc.UpdatedAt = now
 		return tx.PutService(svc)
 	})
 }
