@@ -16,15 +16,20 @@ import (
 	"github.com/vcfsm/vcfsm/platform/cli"
 )
 
-func TestProbeGRPC(t *testing.T) {
-	srv := grpc.NewServer()
+// serveHealth serves gRPC health on loopback with opts until the test ends.
+func serveHealth(t *testing.T, opts ...grpc.ServerOption) (*health.Server, string) {
+	srv := grpc.NewServer(opts...)
 	h := health.NewServer()
 	healthpb.RegisterHealthServer(srv, h)
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	go func() { _ = srv.Serve(lis) }()
 	t.Cleanup(srv.Stop)
-	addr := lis.Addr().String()
+	return h, lis.Addr().String()
+}
+
+func TestProbeGRPC(t *testing.T) {
+	h, addr := serveHealth(t)
 
 	h.SetServingStatus("svc", healthpb.HealthCheckResponse_SERVING)
 	require.NoError(t, run([]string{"grpc", addr, "svc"}))
@@ -58,14 +63,7 @@ func TestProbeGRPCWithMTLS(t *testing.T) {
 	tlsCfg := cli.GRPCTLS{Cert: files.Cert, Key: files.Key, CA: files.CA}
 	creds, err := tlsCfg.ServerCreds()
 	require.NoError(t, err)
-	srv := grpc.NewServer(grpc.Creds(creds))
-	h := health.NewServer()
-	healthpb.RegisterHealthServer(srv, h)
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	go func() { _ = srv.Serve(lis) }()
-	t.Cleanup(srv.Stop)
-	addr := lis.Addr().String()
+	_, addr := serveHealth(t, grpc.Creds(creds))
 
 	t.Setenv("VCFSM_GRPC_TLS_CERT", "")
 	t.Setenv("VCFSM_GRPC_TLS_KEY", "")
