@@ -75,12 +75,10 @@ func (r *Repo) Refresh(ctx context.Context) error {
 }
 
 // Service returns a copy of one service.
-func (r *Repo) Service(_ context.Context, id string) (*lifecycle.Service, error) {
-	r.mu.RLock()
-	svc, ok := r.services[id]
-	r.mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("service %s: %w", id, lifecycle.ErrNotFound)
+func (r *Repo) Service(ctx context.Context, id string) (*lifecycle.Service, error) {
+	svc, err := r.SharedService(ctx, id)
+	if err != nil {
+		return nil, err
 	}
 	return svc.Clone(), nil
 }
