@@ -92,7 +92,37 @@ func Start(t testing.TB, opts ...Option) *Box {
 		client.Transport = &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
 	}
 	box.Client = client
+	box.waitReady(t)
 	return box
+}
+
+// waitReady waits until /readyz answers 200: readiness is checked in the
+// background (the store, the peers' gRPC health), so a system just started
+// may say NOT_SERVING for a moment; every test starts from a ready one.
+func (b *Box) waitReady(t testing.TB) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := b.Client.Get(b.URL + "/readyz")
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the system did not become ready within 30s (last: %v)", readyzState(resp, err))
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+}
+
+func readyzState(resp *http.Response, err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return resp.Status
 }
 
 // Response is a REST answer.
