@@ -49,3 +49,47 @@ func TestResealManySecretsOnEtcd(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, res, secrets)
 }
+
+// Two replicas on one etcd: a version one registers shows in the other's
+// catalog, although the other had read (and cached) the package's catalog
+// before; its catalog generation moves with it.
+func TestCatalogFollowsOtherReplicasOnEtcd(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	endpoint := etcdtest.Start(t)
+	open := func() *Repo {
+		st, err := etcdstore.Open(ctx, etcdstore.Config{Endpoints: []string{endpoint}, Prefix: "/catalog/"}, Schema)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = st.Close() })
+		r, err := NewRepo(ctx, st)
+		require.NoError(t, err)
+		return r
+	}
+	a, b := open(), open()
+	followed := make(chan error, 1)
+	go func() { followed <- a.Follow(ctx, func(string, *lifecycle.Service) {}) }()
+	t.Cleanup(func() { cancel(); <-followed })
+	put := func(r *Repo, version string) {
+		require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error {
+			return tx.PutCatalog(&lifecycle.CatalogEntry{Name: "p", Version: version, Status: lifecycle.StatusReady})
+		}))
+	}
+	put(a, "1.0.0")
+	got, err := a.Catalog(ctx, "p")
+	require.NoError(t, err)
+	require.Len(t, got, 1)
+	gen := a.CatalogGeneration()
+
+	put(b, "2.0.0")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, err = a.Catalog(ctx, "p")
+		require.NoError(t, err)
+		if len(got) == 2 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "replica a still shows %d version(s) of p 10s after replica b registered 2.0.0", len(got))
+		<-time.After(20 * time.Millisecond)
+	}
+	require.Greater(t, a.CatalogGeneration(), gen, "another replica's catalog write moves the generation")
+}

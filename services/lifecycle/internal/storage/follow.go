@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"strings"
 
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
@@ -15,7 +16,10 @@ type follower interface {
 	FollowProgress(ctx context.Context, bucket string, reset func([]store.Record), change func(etcdstore.Change), p etcdstore.Progress) error
 }
 
-var _ manager.Feed = (*Repo)(nil)
+var (
+	_ manager.Feed                 = (*Repo)(nil)
+	_ lifecycle.CatalogGenerations = (*Repo)(nil)
+)
 
 // CanFollow reports whether the store reports other replicas' changes.
 func (r *Repo) CanFollow() bool {
@@ -31,6 +35,19 @@ func (r *Repo) Follow(ctx context.Context, changed func(id string, svc *lifecycl
 	if !ok {
 		return nil
 	}
+	// Other replicas register versions too: their catalog writes drop
+	// what this replica's catalog cache holds of those packages.
+	catalogDone := make(chan struct{})
+	go func() {
+		defer close(catalogDone)
+		_ = f.FollowProgress(ctx, BucketCatalog, func([]store.Record) {
+			r.catalogs.drop("") // (re)connected: changes may have been missed
+		}, func(c etcdstore.Change) {
+			name, _, _ := strings.Cut(c.Key, "|")
+			r.catalogs.drop(name)
+		}, etcdstore.Progress{})
+	}()
+	defer func() { <-catalogDone }()
 	return f.FollowProgress(ctx, BucketServices, func(recs []store.Record) {
 		r.reset(recs, changed)
 	}, func(c etcdstore.Change) {
