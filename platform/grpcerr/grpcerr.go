@@ -88,26 +88,28 @@ func (t Table) UnaryServerInterceptor(log *slog.Logger) grpc.UnaryServerIntercep
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		resp, err := handler(ctx, req)
 		if err != nil {
-			out := t.ToStatus(err)
-			if status.Code(out) == codes.Internal {
-				log.ErrorContext(ctx, "internal error", "method", info.FullMethod, "error", err)
-			}
-			return resp, out
+			return resp, t.ServerError(ctx, log, info.FullMethod, err)
 		}
 		return resp, nil
 	}
 }
 
+// ServerError is what a server answers for a handler's err: its status by
+// the table, an internal error logged with its cause (which the caller
+// never sees).
+func (t Table) ServerError(ctx context.Context, log *slog.Logger, method string, err error) error {
+	out := t.ToStatus(err)
+	if status.Code(out) == codes.Internal {
+		log.ErrorContext(ctx, "internal error", "method", method, "error", err)
+	}
+	return out
+}
+
 // StreamServerInterceptor applies the table to stream handler errors.
 func (t Table) StreamServerInterceptor(log *slog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		err := handler(srv, ss)
-		if err != nil {
-			out := t.ToStatus(err)
-			if status.Code(out) == codes.Internal {
-				log.ErrorContext(ss.Context(), "internal error", "method", info.FullMethod, "error", err)
-			}
-			return out
+		if err := handler(srv, ss); err != nil {
+			return t.ServerError(ss.Context(), log, info.FullMethod, err)
 		}
 		return nil
 	}

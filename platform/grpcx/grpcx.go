@@ -146,23 +146,32 @@ func serviceOf(fullMethod string) string {
 	return name
 }
 
-func (e *errorTables) forMethod(fullMethod string) grpcerr.Table {
-	return e.tables[serviceOf(fullMethod)]
-}
-
+// unary maps every unary call's error through its service's table, with
+// the service's own interceptor (if any) inside it. It is one function for
+// every call, so a call allocates no interceptor of its own.
 func (e *errorTables) unary(log *slog.Logger) grpc.UnaryServerInterceptor {
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if i := e.unaries[serviceOf(info.FullMethod)]; i != nil {
-			inner := handler
-			handler = func(ctx context.Context, req any) (any, error) { return i(ctx, req, info, inner) }
+		service := serviceOf(info.FullMethod)
+		var resp any
+		var err error
+		if i := e.unaries[service]; i != nil {
+			resp, err = i(ctx, req, info, handler)
+		} else {
+			resp, err = handler(ctx, req)
 		}
-		return e.forMethod(info.FullMethod).UnaryServerInterceptor(log)(ctx, req, info, handler)
+		if err != nil {
+			return resp, e.tables[service].ServerError(ctx, log, info.FullMethod, err)
+		}
+		return resp, nil
 	}
 }
 
 func (e *errorTables) stream(log *slog.Logger) grpc.StreamServerInterceptor {
 	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		return e.forMethod(info.FullMethod).StreamServerInterceptor(log)(srv, ss, info, handler)
+		if err := handler(srv, ss); err != nil {
+			return e.tables[serviceOf(info.FullMethod)].ServerError(ss.Context(), log, info.FullMethod, err)
+		}
+		return nil
 	}
 }
 

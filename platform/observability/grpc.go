@@ -129,13 +129,12 @@ func logCall(ctx context.Context, log *slog.Logger, method string, err error, d 
 		slog.String("request_id", c.id))
 }
 
+// principalUnary names the authenticated caller in the call's access-log
+// line. The gateway authenticates at its edge and logs the principal
+// itself, so nothing is sent back for it.
 func principalUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if c := requestFrom(ctx); c != nil {
 		c.principal = auth.Principal(ctx)
-		if c.principal != "" {
-			// A literal MD: the key is already lower case.
-			_ = grpc.SetHeader(ctx, metadata.MD{PrincipalMetadata: {c.principal}})
-		}
 	}
 	return handler(ctx, req)
 }
@@ -143,9 +142,6 @@ func principalUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handl
 func principalStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	if c := requestFrom(ss.Context()); c != nil {
 		c.principal = auth.Principal(ss.Context())
-		if c.principal != "" {
-			_ = ss.SetHeader(metadata.Pairs(PrincipalMetadata, c.principal))
-		}
 	}
 	return handler(srv, ss)
 }

@@ -12,11 +12,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// PrincipalMetadata is the gRPC response header through which a service
-// tells the gateway who the caller authenticated as, for the gateway's
-// access log; the gateway never forwards it to REST clients.
-const PrincipalMetadata = "x-vcfsm-principal"
-
 // UnmatchedRoute labels requests no route matched, keeping the route label
 // bounded whatever paths clients send.
 const UnmatchedRoute = "unmatched"

@@ -75,7 +75,7 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 		runtime.WithForwardResponseOption(setHTTPCode),
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
 			switch key {
-			case grpcx.HTTPCodeHeader, observability.PrincipalMetadata:
+			case grpcx.HTTPCodeHeader:
 				return "", false
 			case grpcx.RevisionHeader:
 				return restRevisionHeader, true

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 
 	"github.com/vcfsm/vcfsm/platform/auth"
+	"github.com/vcfsm/vcfsm/platform/observability"
 )
 
 // guard is the REST edge's first handler: it refuses what it can before a
@@ -63,6 +64,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnauthorized, codes.Unauthenticated, "missing or invalid bearer token: send Authorization: Bearer <token>")
 		return
 	}
+	// The access log names the caller; lifecycle authenticates the
+	// forwarded token again but says nothing back about it.
+	observability.SetPrincipal(r.Context(), id.Principal)
 	if err := auth.Require(id, auth.PermREST); err != nil {
 		writeError(w, http.StatusForbidden, codes.PermissionDenied, err.Error())
 		return
@@ -79,7 +83,9 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The capped body is found again through r.Body by the error handler
 	// (bodyLimitHit): the handlers after the guard pass the request, or a
 	// shallow clone sharing its body, on; no context value, no request copy.
-	r.Body = &cappedBody{ReadCloser: http.MaxBytesReader(w, r.Body, g.limits.MaxBodyBytes)}
+	if r.Body != http.NoBody { // a GET has none: nothing to cap
+		r.Body = &cappedBody{ReadCloser: http.MaxBytesReader(w, r.Body, g.limits.MaxBodyBytes)}
+	}
 	if isWatch(r) {
 		g.serveWatch(w, r, id.Principal)
 		return
@@ -106,6 +112,9 @@ func (g *guard) allow(principal string) (time.Duration, bool) {
 		g.limiters[principal] = lim
 	}
 	g.mu.Unlock()
+	if lim.Allow() { // the common case, without a reservation to allocate
+		return 0, true
+	}
 	res := lim.Reserve()
 	if d := res.Delay(); d > 0 {
 		res.Cancel()

@@ -25,18 +25,12 @@ func route(mux *http.ServeMux, pattern string, h http.Handler) {
 }
 
 // recordCall names the matched route (grpc-gateway's pattern string,
-// e.g. /v2/vcf-services/{id}, never the path) and the caller's principal,
-// which lifecycle reports in a response header, for the metrics and the
+// e.g. /v2/vcf-services/{id}, never the path) for the metrics and the
 // access log. grpc-gateway calls it with its annotated context, when it
 // answers or fails.
 func recordCall(ctx context.Context) {
 	if p, ok := runtime.HTTPPathPattern(ctx); ok {
 		observability.SetRoute(ctx, p)
-	}
-	if md, ok := runtime.ServerMetadataFromContext(ctx); ok {
-		if v := md.HeaderMD.Get(observability.PrincipalMetadata); len(v) > 0 {
-			observability.SetPrincipal(ctx, v[0])
-		}
 	}
 }
 

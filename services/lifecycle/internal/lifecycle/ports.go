@@ -92,3 +92,11 @@ type Precheck interface {
 	DispatchHooks(ctx context.Context, reqs []HookRequest) ([]HookResult, error)
 	RunDynamicPrechecks(ctx context.Context, req PrecheckRequest) (*PreCheckReport, error)
 }
+
+// CatalogGenerations is a repository that can say when its catalog may
+// have changed: the generation moves on every catalog write (this
+// replica's or, followed, another's), so an answer computed from the
+// catalog at one generation stays right until it moves.
+type CatalogGenerations interface {
+	CatalogGeneration() uint64
+}

@@ -58,16 +58,31 @@ func (m *Manager) Versions(ctx context.Context, name string) ([]*lifecycle.Catal
 }
 
 // AvailableUpgrade is the newest registered version newer than the
-// installed one, or nil when there is none.
+// installed one, or nil when there is none. The entry is the caller's own.
 func (m *core) AvailableUpgrade(ctx context.Context, svc *lifecycle.Service) (*lifecycle.CatalogEntry, error) {
 	if svc.Name == "" || svc.Version == "" {
 		return nil, nil
+	}
+	gens, memo := m.Repo.(lifecycle.CatalogGenerations)
+	var gen uint64
+	key := upgradeKey{name: svc.Name, installed: svc.Version}
+	if memo {
+		// Read before the catalog: a write after this read moves the
+		// generation, so the answer below is never kept past it.
+		gen = gens.CatalogGeneration()
+		if e, ok := m.upgrades.get(gen, key); ok {
+			return cloneEntry(e), nil
+		}
 	}
 	entries, err := m.Repo.Catalog(ctx, svc.Name)
 	if err != nil {
 		return nil, fmt.Errorf("read the catalog of %s: %w", svc.Name, err)
 	}
-	return NewestUpgrade(entries, svc.Version), nil
+	best := NewestUpgrade(entries, svc.Version)
+	if memo {
+		m.upgrades.put(gen, key, cloneEntry(best))
+	}
+	return best, nil
 }
 
 // NewestUpgrade picks, among a name's catalog entries, the newest Ready

@@ -44,11 +44,26 @@ func TestAvailableUpgradeOrdersPreReleases(t *testing.T) {
 	require.NoError(t, err)
 	require.NotNil(t, next)
 	require.Equal(t, "1.0.0-alpha.10", next.Version, "alpha.10 sorts after alpha.2 and alpha.9")
+	// The answer is kept until the catalog changes; each caller gets its own.
+	next.Version = "mutated"
+	again, err := m.AvailableUpgrade(ctx, svc)
+	require.NoError(t, err)
+	require.Equal(t, "1.0.0-alpha.10", again.Version, "a caller's change does not reach the kept answer")
 
 	put("1.0.0")
 	next, err = m.AvailableUpgrade(ctx, svc)
 	require.NoError(t, err)
 	require.Equal(t, "1.0.0", next.Version, "a release is newer than its pre-releases")
+
+	// A version that stops being installable stops being offered.
+	require.NoError(t, repo.Update(ctx, func(tx lifecycle.Tx) error {
+		return tx.PutCatalog(&lifecycle.CatalogEntry{Name: "arcturus.galaxy.com", Version: "1.0.0", Source: "https://depot.test/1.0.0.tar",
+			Status: lifecycle.StatusUnresolved, RegisteredAt: at})
+	}))
+	next, err = m.AvailableUpgrade(ctx, svc)
+	require.NoError(t, err)
+	require.Equal(t, "1.0.0-alpha.10", next.Version, "1.0.0 is Unresolved: the newest Ready one again")
+	put("1.0.0")
 
 	svc.Version = "1.0.0"
 	next, err = m.AvailableUpgrade(ctx, svc)

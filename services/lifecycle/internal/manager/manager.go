@@ -117,6 +117,10 @@ type core struct {
 	// reconciling are the services a controller pass is working on.
 	reconciling map[string]bool
 	started     bool
+
+	// upgrades: each installed version's available upgrade, per catalog
+	// generation.
+	upgrades upgradeMemo
 }
 
 // NewManager builds a manager; Start runs its background work.

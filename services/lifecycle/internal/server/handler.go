@@ -26,6 +26,8 @@ type Handler struct {
 	sigs *signature.Verifier
 	// views keeps GetService's answers (viewCache).
 	views viewCache
+	// revHeader is the revision header the answers carry (Revisions).
+	revHeader revisionHeader
 }
 
 // NewHandler adapts a manager.

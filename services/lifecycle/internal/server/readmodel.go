@@ -27,11 +27,10 @@ type readModel struct {
 	sigs      *signature.Verifier
 	x         extras
 	inventory *commonv1.Inventory
-	catalogs  map[string][]*lifecycle.CatalogEntry
 }
 
 func newReadModel(m *manager.Manager, sigs *signature.Verifier, x extras) *readModel {
-	return &readModel{m: m, sigs: sigs, x: x, catalogs: map[string][]*lifecycle.CatalogEntry{}}
+	return &readModel{m: m, sigs: sigs, x: x}
 }
 
 // view is one service as the REST surface shows it.
@@ -70,20 +69,13 @@ func (rm *readModel) view(ctx context.Context, svc *lifecycle.Service) (*lifecyc
 	return out, nil
 }
 
-// availableUpgrade reads each service name's catalog once per response.
+// availableUpgrade is the service's newest registered upgrade, or nil.
 func (rm *readModel) availableUpgrade(ctx context.Context, svc *lifecycle.Service) (*lifecycle.CatalogEntry, error) {
-	if svc.Name == "" || svc.Version == "" {
-		return nil, nil
+	next, err := rm.m.AvailableUpgrade(ctx, svc)
+	if err != nil {
+		return nil, fmt.Errorf("available upgrade of service %s: %w", svc.ID, err)
 	}
-	entries, ok := rm.catalogs[svc.Name]
-	if !ok {
-		var err error
-		if entries, err = rm.m.Versions(ctx, svc.Name); err != nil {
-			return nil, fmt.Errorf("available upgrade of service %s: %w", svc.ID, err)
-		}
-		rm.catalogs[svc.Name] = entries
-	}
-	return manager.NewestUpgrade(entries, svc.Version), nil
+	return next, nil
 }
 
 // bundleParts adds what comes from the service's bundle: signatures,

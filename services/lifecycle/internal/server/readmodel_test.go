@@ -38,6 +38,12 @@ func (r *countingRepo) Catalog(ctx context.Context, name string) ([]*lifecycle.C
 	return r.Repository.Catalog(ctx, name)
 }
 
+// CatalogGeneration passes the repository's on: without it every row
+// would read its catalog.
+func (r *countingRepo) CatalogGeneration() uint64 {
+	return r.Repository.(lifecycle.CatalogGenerations).CatalogGeneration()
+}
+
 func readModelHandler(t *testing.T) (*Handler, *countingRepo) {
 	t.Helper()
 	ctx := context.Background()
@@ -71,7 +77,8 @@ func readModelHandler(t *testing.T) (*Handler, *countingRepo) {
 }
 
 // A list page reads the inventory once and each service name's catalog
-// once, however many rows it has.
+// once, however many rows it has; the next page reads no catalog until
+// one changes.
 func TestListPageReadsSharedDataOnce(t *testing.T) {
 	h, repo := readModelHandler(t)
 	size := int32(20)
@@ -86,6 +93,22 @@ func TestListPageReadsSharedDataOnce(t *testing.T) {
 			require.Equal(t, "1.0.1-alpha.10", v.GetAvailableUpgrade(), "pre-releases ordered by semver precedence")
 		} else {
 			require.Empty(t, v.GetAvailableUpgrade())
+		}
+	}
+
+	_, err = h.ListServices(context.Background(), &lifecyclev1.ListServicesRequest{PageSize: &size})
+	require.NoError(t, err)
+	require.EqualValues(t, 3, repo.catalog.Load(), "the catalog has not changed: the upgrades are known")
+	require.NoError(t, repo.Update(context.Background(), func(tx lifecycle.Tx) error {
+		return tx.PutCatalog(&lifecycle.CatalogEntry{Name: "svc1.example.com", Version: "2.0.0", Digest: "sha256:2.0.0",
+			Status: lifecycle.StatusReady, RegisteredAt: time.Now()})
+	}))
+	res, err = h.ListServices(context.Background(), &lifecyclev1.ListServicesRequest{PageSize: &size})
+	require.NoError(t, err)
+	require.EqualValues(t, 6, repo.catalog.Load(), "a catalog write: each name read again")
+	for _, v := range res.GetValues() {
+		if v.GetName() == "svc1.example.com" {
+			require.Equal(t, "2.0.0", v.GetAvailableUpgrade())
 		}
 	}
 }

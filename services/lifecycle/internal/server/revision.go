@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -33,8 +34,7 @@ func (h *Handler) Revisions(wait time.Duration) grpc.UnaryServerInterceptor {
 		resp, err := handler(ctx, req)
 		if err == nil {
 			if rev := h.m.Revision(); rev > 0 {
-				// A literal MD: the key is already lower case.
-				_ = grpc.SetHeader(ctx, metadata.MD{grpcx.RevisionHeader: {strconv.FormatInt(rev, 10)}})
+				_ = grpc.SetHeader(ctx, h.revHeader.md(rev))
 			}
 			if wire, ok := h.views.encodedAnswer(resp); ok {
 				return wire, nil
@@ -62,4 +62,26 @@ func (h *Handler) waitMinRevision(ctx context.Context, wait time.Duration) error
 		return ctx.Err() // the caller gave up, not the wait
 	}
 	return err
+}
+
+// revisionHeader keeps the last revision's header: answers between two
+// commits all carry the same one, and grpc only reads it (SetHeader
+// copies it into the call's header).
+type revisionHeader struct {
+	last atomic.Pointer[revisionMD]
+}
+
+type revisionMD struct {
+	rev int64
+	md  metadata.MD
+}
+
+func (r *revisionHeader) md(rev int64) metadata.MD {
+	if l := r.last.Load(); l != nil && l.rev == rev {
+		return l.md
+	}
+	// A literal MD: the key is already lower case.
+	md := metadata.MD{grpcx.RevisionHeader: {strconv.FormatInt(rev, 10)}}
+	r.last.Store(&revisionMD{rev: rev, md: md})
+	return md
 }

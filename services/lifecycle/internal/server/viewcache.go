@@ -28,7 +28,9 @@ import (
 type viewCache struct {
 	mu      sync.Mutex
 	m       map[viewKey]*lifecyclev1.VcfService
-	encoded map[*lifecyclev1.VcfService][]byte
+	// encoded holds grpcx.Encoded values, boxed once: returned as a
+	// reply, a boxed slice costs no allocation per call.
+	encoded map[*lifecyclev1.VcfService]any
 }
 
 const viewCacheEntries = 4096
@@ -84,16 +86,17 @@ func (c *viewCache) view(ctx context.Context, rm *readModel, svc *lifecycle.Serv
 	defer c.mu.Unlock()
 	if c.m == nil || len(c.m) >= viewCacheEntries {
 		c.m = make(map[viewKey]*lifecyclev1.VcfService)
-		c.encoded = make(map[*lifecyclev1.VcfService][]byte)
+		c.encoded = make(map[*lifecyclev1.VcfService]any)
 	}
 	c.m[key] = v
-	c.encoded[v] = wire
+	c.encoded[v] = grpcx.Encoded(wire)
 	return v, nil
 }
 
-// encodedAnswer returns GetService's answer in wire format when its view
-// is one the cache holds (and so unchanged since it was encoded).
-func (c *viewCache) encodedAnswer(resp any) (grpcx.Encoded, bool) {
+// encodedAnswer returns GetService's answer in wire format (a
+// grpcx.Encoded) when its view is one the cache holds (and so unchanged
+// since it was encoded).
+func (c *viewCache) encodedAnswer(resp any) (any, bool) {
 	r, ok := resp.(*lifecyclev1.GetServiceResponse)
 	if !ok || r.GetService() == nil {
 		return nil, false

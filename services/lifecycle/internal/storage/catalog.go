@@ -64,3 +64,9 @@ func (c *catalogCache) drop(names ...string) {
 		delete(c.names, n)
 	}
 }
+
+func (c *catalogCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}

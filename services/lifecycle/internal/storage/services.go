@@ -74,6 +74,9 @@ func (r *Repo) Refresh(ctx context.Context) error {
 	return nil
 }
 
+// CatalogGeneration moves whenever a catalog entry may have changed.
+func (r *Repo) CatalogGeneration() uint64 { return r.catalogs.generation() }
+
 // Service returns a copy of one service.
 func (r *Repo) Service(ctx context.Context, id string) (*lifecycle.Service, error) {
 	svc, err := r.SharedService(ctx, id)
