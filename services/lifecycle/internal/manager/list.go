@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -114,22 +115,7 @@ func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	all := m.Repo.Services(ctx)
-	matched := make([]*lifecycle.Service, 0, len(all))
-	var cur *lifecycle.Service
-	get := func(sel string) (string, bool) { return fieldOf(cur, sel) }
-	for _, s := range all {
-		if s.LifecycleState == lifecycle.StateDecommissioned && s.ActiveOperation == "" {
-			continue
-		}
-		cur = s
-		if lq.filter != nil && !lq.filter.Eval(get) {
-			continue
-		}
-		matched = append(matched, s)
-	}
-	// Only the services up to the asked page need ordering.
-	sortServices(matched, lq.sortField, lq.desc, lq.page*lq.size)
+	matched := m.matching(ctx, q.Filter, lq)
 	res := &ListResult{Total: len(matched), Page: lq.page, PageSize: lq.size}
 	if lq.size > 0 {
 		res.PageCount = (len(matched) + lq.size - 1) / lq.size
@@ -142,6 +128,50 @@ func (m *Manager) List(ctx context.Context, q ListQuery) (*ListResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// matching returns the services the query matches, in order up to its
+// page, shared (read-only): from the memo when the services have not
+// changed since the same filter and sort were asked.
+func (m *Manager) matching(ctx context.Context, filter string, lq listQuery) []*lifecycle.Service {
+	all := m.Repo.Services(ctx)
+	key := listKey{filter: filter, sortField: lq.sortField, desc: lq.desc}
+	// Only the services up to the asked page need ordering; a page of
+	// size 0 (the count only) needs none.
+	need := lq.page * lq.size
+	e, ok := m.lists.get(all, key)
+	switch {
+	case !ok:
+		e.services = filterServices(all, lq.filter)
+	case e.ordered >= need:
+		return e.services
+	default:
+		e.services = slices.Clone(e.services) // the kept one is shared
+	}
+	if need > 0 {
+		e.ordered = sortServices(e.services, lq.sortField, lq.desc, need)
+	}
+	m.lists.put(all, key, e)
+	return e.services
+}
+
+// filterServices returns the services a list shows (not those
+// decommissioned and done) that filter (nil: all) matches.
+func filterServices(all []*lifecycle.Service, filter fiql.Node) []*lifecycle.Service {
+	matched := make([]*lifecycle.Service, 0, len(all))
+	var cur *lifecycle.Service
+	get := func(sel string) (string, bool) { return fieldOf(cur, sel) }
+	for _, s := range all {
+		if s.LifecycleState == lifecycle.StateDecommissioned && s.ActiveOperation == "" {
+			continue
+		}
+		cur = s
+		if filter != nil && !filter.Eval(get) {
+			continue
+		}
+		matched = append(matched, s)
+	}
+	return matched
 }
 
 // listQuery is a validated ListQuery.
@@ -191,8 +221,9 @@ func parseListQuery(q ListQuery) (listQuery, error) {
 
 // sortServices orders by a field, or by default oldest first, so pages
 // are stable as services are added; ties in a sort field fall back to it
-// too.
-func sortServices(matched []*lifecycle.Service, sortField string, desc bool, limit int) {
+// too. It returns how many services at the start are in order: at least
+// limit (all of them when limit <= 0).
+func sortServices(matched []*lifecycle.Service, sortField string, desc bool, limit int) int {
 	older := func(a, b *lifecycle.Service) bool {
 		if !a.CreatedAt.Equal(b.CreatedAt) {
 			return a.CreatedAt.Before(b.CreatedAt)
@@ -222,20 +253,21 @@ func sortServices(matched []*lifecycle.Service, sortField string, desc bool, lim
 		}
 		return older(a.s, b.s)
 	}
-	firstInOrder(ks, limit, less)
+	ordered := firstInOrder(ks, limit, less)
 	for i := range ks {
 		matched[i] = ks[i].s
 	}
+	return ordered
 }
 
 // firstInOrder puts the first limit elements of xs (by less, a strict
 // total order) in order at its start, leaving the rest in no particular
 // order: a page near the top of thousands of matches costs
-// O(n log limit), not a full sort.
-func firstInOrder[T any](xs []T, limit int, less func(a, b T) bool) {
+// O(n log limit), not a full sort. It returns how many are in order.
+func firstInOrder[T any](xs []T, limit int, less func(a, b T) bool) int {
 	if limit <= 0 || limit*4 >= len(xs) {
 		sort.Slice(xs, func(i, j int) bool { return less(xs[i], xs[j]) })
-		return
+		return len(xs)
 	}
 	// xs[:limit] is a max-heap of the smallest elements seen so far.
 	down := func(i int) {
@@ -265,4 +297,5 @@ func firstInOrder[T any](xs []T, limit int, less func(a, b T) bool) {
 	}
 	top := xs[:limit]
 	sort.Slice(top, func(i, j int) bool { return less(top[i], top[j]) })
+	return limit
 }

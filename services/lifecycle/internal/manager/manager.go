@@ -121,6 +121,8 @@ type core struct {
 	// upgrades: each installed version's available upgrade, per catalog
 	// generation.
 	upgrades upgradeMemo
+	// lists: each filter's matches in the current services snapshot.
+	lists listMemo
 }
 
 // NewManager builds a manager; Start runs its background work.
