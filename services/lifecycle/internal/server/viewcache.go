@@ -26,8 +26,8 @@ import (
 // Revisions interceptor sends those bytes (grpcx.Encoded) instead of
 // encoding the same view again on every GET.
 type viewCache struct {
-	mu      sync.Mutex
-	m       map[viewKey]*lifecyclev1.VcfService
+	mu sync.Mutex
+	m  map[viewKey]*lifecyclev1.VcfService
 	// encoded holds grpcx.Encoded values, boxed once: returned as a
 	// reply, a boxed slice costs no allocation per call.
 	encoded map[*lifecyclev1.VcfService]any
