@@ -68,7 +68,7 @@ func TestCatalogFollowsOtherReplicasOnEtcd(t *testing.T) {
 	a, b := open(), open()
 	followed := make(chan error, 1)
 	go func() { followed <- a.Follow(ctx, func(string, *lifecycle.Service) {}) }()
-	t.Cleanup(func() { cancel(); <-followed })
+	t.Cleanup(func() { cancel(); require.ErrorIs(t, <-followed, context.Canceled) })
 	put := func(r *Repo, version string) {
 		require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error {
 			return tx.PutCatalog(&lifecycle.CatalogEntry{Name: "p", Version: version, Status: lifecycle.StatusReady})
