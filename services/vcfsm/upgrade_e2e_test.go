@@ -408,6 +408,30 @@ func TestAutoUpgrade(t *testing.T) {
 	require.Contains(t, string(resp.Body), ">=banana")
 }
 
+// A plan to a version the installed one may not upgrade to directly
+// suggests the path through registered versions that may (api.md's
+// suggestedPath), planned from the constraints the catalog recorded when
+// each version was registered.
+func TestUpgradePlanSuggestsPath(t *testing.T) {
+	w := newWorld(t)
+	id := w.installed(t, w.publish(t, v1))
+	for _, v := range []arcturusVersion{
+		ver("1.5.0", nil),
+		ver("1.7.0", map[string]string{"appplatform.vmware.com/source-version-upgrade-constraints": ">=1.6.0"}),
+		ver("2.0.0", map[string]string{"appplatform.vmware.com/source-version-upgrade-constraints": ">=1.5.0"}),
+	} {
+		reg := w.box.Do(t, http.MethodPost, "/v2/vcf-service-versions", map[string]any{"source": w.publish(t, v)})
+		require.Equal(t, http.StatusOK, reg.Status, "%s", reg.Body)
+	}
+	resp := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/upgrade-plan", map[string]any{"targetVersion": "2.0.0"})
+	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+	var p planView
+	resp.JSON(t, &p)
+	require.False(t, p.Allowed, "1.0.0 may not upgrade to 2.0.0 directly")
+	require.Contains(t, strings.Join(p.BlockingReasons, " | "), ">=1.5.0")
+	require.Equal(t, []string{"1.5.0", "2.0.0"}, p.SuggestedPath)
+}
+
 // Concurrent conflicting operations are refused with 409.
 func TestConflictingOperations(t *testing.T) {
 	hook := newHook(t)

@@ -359,7 +359,11 @@ type CatalogEntry struct {
 	Message      string    `json:"message,omitempty"`
 	RegisteredAt time.Time `json:"registeredAt"`
 	BuiltIn      bool      `json:"builtIn,omitempty"`
-	Revision     int64     `json:"-"`
+	// Constraints are the package's, recorded at registration so planning
+	// a path over thousands of versions reads no bundle; nil for entries
+	// registered before they were recorded (their bundle says).
+	Constraints *Constraints `json:"constraints,omitempty"`
+	Revision    int64        `json:"-"`
 }
 
 // TypeOr is the progress's operation type, or def when there is none.

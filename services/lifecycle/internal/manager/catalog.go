@@ -32,7 +32,7 @@ func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bo
 		return nil, err
 	}
 	entry := &lifecycle.CatalogEntry{Name: b.Package.RefName, Version: b.Package.Version, Source: source, Digest: b.Digest,
-		Status: lifecycle.StatusReady, RegisteredAt: m.now(), BuiltIn: builtIn}
+		Status: lifecycle.StatusReady, RegisteredAt: m.now(), BuiltIn: builtIn, Constraints: catalogConstraints(b)}
 	if err := m.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutCatalog(entry) }); err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func (m *core) validateRegistration(ctx context.Context, r *run) error {
 		svc.Status = lifecycle.StatusUnresolved
 		svc.Phase = lifecycle.PhaseResolving
 		entry := &lifecycle.CatalogEntry{Name: svc.Name, Version: svc.Version, Source: svc.Source, Digest: svc.Digest,
-			Status: lifecycle.StatusReady, RegisteredAt: m.now(), BuiltIn: svc.BuiltIn}
+			Status: lifecycle.StatusReady, RegisteredAt: m.now(), BuiltIn: svc.BuiltIn, Constraints: catalogConstraints(b)}
 		return tx.PutCatalog(entry)
 	})
 	return err

@@ -119,7 +119,8 @@ func (m *core) upgradeDownload(ctx context.Context, r *run) error {
 	}
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
 	return m.Update(ctx, func(tx lifecycle.Tx) error {
-		if err := tx.PutCatalog(&lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest, Status: lifecycle.StatusReady, RegisteredAt: m.now()}); err != nil {
+		if err := tx.PutCatalog(&lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest,
+			Status: lifecycle.StatusReady, RegisteredAt: m.now(), Constraints: catalogConstraints(b)}); err != nil {
 			return err
 		}
 		return tx.PutOperation(r.op)

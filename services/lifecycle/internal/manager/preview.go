@@ -223,8 +223,13 @@ func (m *core) suggestPath(ctx context.Context, svc *lifecycle.Service, ob *bund
 	}
 	var avail []lifecycle.PackageVersion
 	for _, e := range entries {
-		// Path planning works on semantic versions only.
-		if e.Digest == "" || e.Status != lifecycle.StatusReady || !version.IsSemver(e.Version) {
+		// Path planning works on semantic versions only, and only versions
+		// above the installed one can be on a path.
+		if e.Digest == "" || e.Status != lifecycle.StatusReady || !version.IsSemver(e.Version) || version.Compare(e.Version, svc.Version) <= 0 {
+			continue
+		}
+		if e.Constraints != nil {
+			avail = append(avail, lifecycle.PackageVersion{Name: e.Name, Version: e.Version, BuiltIn: e.BuiltIn, Constraints: *e.Constraints})
 			continue
 		}
 		b, err := m.Bundles.Load(e.Digest)

@@ -24,6 +24,7 @@ func TestCatalogCache(t *testing.T) {
 	got, err := r.Catalog(ctx, "p")
 	require.NoError(t, err)
 	require.Len(t, got, 1)
+	require.Nil(t, got[0].Constraints, "an entry without recorded constraints says so")
 	got[0].Version = "mutated"
 	again, err := r.Catalog(ctx, "p")
 	require.NoError(t, err)
@@ -46,4 +47,14 @@ func TestCatalogCache(t *testing.T) {
 	all, err := r.Catalog(ctx, "")
 	require.NoError(t, err)
 	require.Len(t, all, 2)
+
+	// The constraints recorded at registration are read back as written.
+	c := &lifecycle.Constraints{SupervisorVersion: ">=9.0.0", SourceUpgrade: ">=1.5.0"}
+	require.NoError(t, r.Update(ctx, func(tx lifecycle.Tx) error {
+		return tx.PutCatalog(&lifecycle.CatalogEntry{Name: "p", Version: "3.0.0", Status: lifecycle.StatusReady, Constraints: c})
+	}))
+	got, err = r.Catalog(ctx, "p")
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	require.Equal(t, c, got[2].Constraints)
 }
