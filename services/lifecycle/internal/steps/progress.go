@@ -99,11 +99,41 @@ func (p *applyProgress) count(r *lifecycle.Resource, now time.Time) (string, boo
 	}
 	p.last = now
 	p.seq++
-	parts := make([]string, 0, len(p.order))
-	for _, k := range p.order {
-		parts = append(parts, fmt.Sprintf("%s %d/%d", k, p.done[k], p.total[k]))
+	return p.message(), true
+}
+
+// progressListed bounds the targets a progress message names: the message
+// is stored in the service record and sent to every watcher several times
+// a second, so across a thousand Supervisors it summarises.
+const progressListed = 10
+
+// message lists every target's count when there are few; else the totals
+// and the first targets under way.
+func (p *applyProgress) message() string {
+	if len(p.order) <= progressListed {
+		parts := make([]string, 0, len(p.order))
+		for _, k := range p.order {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", k, p.done[k], p.total[k]))
+		}
+		return "applied: " + strings.Join(parts, ", ")
 	}
-	return "applied: " + strings.Join(parts, ", "), true
+	complete, all := 0, 0
+	var underWay []string
+	for _, k := range p.order {
+		done, total := p.done[k], p.total[k]
+		all += total
+		switch {
+		case done == total:
+			complete++
+		case done > 0 && len(underWay) < progressListed:
+			underWay = append(underWay, fmt.Sprintf("%s %d/%d", k, done, total))
+		}
+	}
+	msg := fmt.Sprintf("applied: %d/%d resources, %d/%d targets complete", all-p.left, all, complete, len(p.order))
+	if len(underWay) > 0 {
+		msg += "; under way: " + strings.Join(underWay, ", ")
+	}
+	return msg
 }
 
 var errNoProgress = errors.New("no running operation to show progress on")

@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -32,6 +33,32 @@ func TestApplyProgressText(t *testing.T) {
 	msg, due = p.count(&lifecycle.Resource{}, start.Add(progressEvery+time.Millisecond))
 	require.True(t, due, "the last resource is always shown")
 	require.Equal(t, "applied: VCF Automation 1/1, sv1 2/2, sv2 1/1", msg)
+}
+
+// Across more targets than a message names, it gives the totals and the
+// first targets under way: its size does not grow with the Supervisors.
+func TestApplyProgressSummarisesManyTargets(t *testing.T) {
+	var resources []*lifecycle.Resource
+	for i := range 1000 {
+		for range 5 {
+			resources = append(resources, &lifecycle.Resource{Supervisor: fmt.Sprintf("sv%04d", i)})
+		}
+	}
+	p := newApplyProgress(nil, &lifecycle.Service{ID: "a", ActiveOperation: "op"}, resources)
+	start := time.Now()
+	var msg string
+	for i, r := range resources[:2003] { // 400 Supervisors complete, 3 resources of the next
+		msg, _ = p.count(r, start.Add(time.Duration(i)*progressEvery))
+	}
+	require.Equal(t, "applied: 2003/5000 resources, 400/1000 targets complete; under way: sv0400 3/5", msg)
+	// Resources land out of order across Supervisors: the first ten under
+	// way are named, the rest counted in the totals.
+	for i := range 30 {
+		msg, _ = p.count(&lifecycle.Resource{Supervisor: fmt.Sprintf("sv%04d", 500+i)}, start.Add(time.Hour+time.Duration(i)*progressEvery))
+	}
+	require.Equal(t, "applied: 2033/5000 resources, 400/1000 targets complete; under way: "+
+		"sv0400 3/5, sv0500 1/5, sv0501 1/5, sv0502 1/5, sv0503 1/5, sv0504 1/5, sv0505 1/5, sv0506 1/5, sv0507 1/5, sv0508 1/5", msg)
+	require.Less(t, len(msg), 300)
 }
 
 // A watch with until ends on the status, or when the operation failed.
