@@ -241,12 +241,19 @@ func TestBoundsThroughGRPC(t *testing.T) {
 	require.Contains(t, st.Message(), "ran longer than 1s (--render-timeout) and was stopped")
 	require.Less(t, time.Since(start), 6*time.Second)
 
-	_, err = client.RenderResources(ctx, &rendererv1.RenderResourcesRequest{Bundle: loadBundle(t, "memory-hog")})
+	// The memory bound on a service whose time bound cannot come first:
+	// on a loaded machine the hog may take more than a second to reach
+	// its 128 MiB.
+	cfg.Timeout = time.Minute
+	hogged := startService(t, cfg)
+	_, err = hogged.RenderResources(ctx, &rendererv1.RenderResourcesRequest{Bundle: loadBundle(t, "memory-hog")})
 	st = status.Convert(err)
 	require.Equal(t, codes.ResourceExhausted, st.Code(), st.Message())
 	require.Contains(t, st.Message(), "more than the 128 MiB allowed (--render-memory-limit)")
 
-	// The service keeps serving.
+	// The services keep serving.
+	_, err = hogged.RenderResources(ctx, &rendererv1.RenderResourcesRequest{Bundle: loadBundle(t, "arcturus"), Values: &rendererv1.ValueLayers{Inventory: inventory(t)}})
+	require.NoError(t, err)
 	resp, err := client.RenderResources(ctx, &rendererv1.RenderResourcesRequest{Bundle: loadBundle(t, "arcturus"), Values: &rendererv1.ValueLayers{Inventory: inventory(t)}})
 	require.NoError(t, err)
 	require.Len(t, resp.GetResources(), 20)
