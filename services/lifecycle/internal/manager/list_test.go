@@ -86,6 +86,18 @@ func TestList(t *testing.T) {
 	}
 }
 
+// With no services (the memo's first snapshot is empty too), a list is
+// an empty page, again and again.
+func TestListNoServices(t *testing.T) {
+	m := listManager(t, 0)
+	for range 2 {
+		res, err := m.List(context.Background(), manager.ListQuery{Filter: "status==Healthy"})
+		require.NoError(t, err)
+		require.Zero(t, res.Total)
+		require.Empty(t, res.Services)
+	}
+}
+
 func TestListErrors(t *testing.T) {
 	m := listManager(t, 3)
 	for name, q := range map[string]manager.ListQuery{

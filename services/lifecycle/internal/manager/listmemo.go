@@ -51,7 +51,7 @@ func (l *listMemo) get(all []*lifecycle.Service, k listKey) (listEntry, bool) {
 func (l *listMemo) put(all []*lifecycle.Service, k listKey, e listEntry) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !sameSnapshot(l.snapshot, all) || len(l.lists) >= listMemoEntries {
+	if l.lists == nil || !sameSnapshot(l.snapshot, all) || len(l.lists) >= listMemoEntries {
 		l.snapshot, l.lists = all, map[listKey]listEntry{}
 	}
 	l.lists[k] = e
