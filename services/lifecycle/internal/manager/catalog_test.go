@@ -2,16 +2,14 @@ package manager_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage/storagetest"
 )
 
 // The catalog orders pre-releases by semver precedence: 1.0.0-alpha.10 is
@@ -19,11 +17,7 @@ import (
 // the release is newer than both.
 func TestAvailableUpgradeOrdersPreReleases(t *testing.T) {
 	ctx := context.Background()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "l.db"), storage.Schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	repo, err := storage.NewRepo(ctx, st)
-	require.NoError(t, err)
+	repo := storagetest.NewRepo(t)
 	m := manager.NewManager(manager.Config{}, repo, nil, lifecycle.Peers{}, nil)
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	put := func(versions ...string) {

@@ -3,30 +3,24 @@ package manager_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage/storagetest"
 )
 
 func listManager(t testing.TB, n int) *manager.Manager {
 	t.Helper()
 	ctx := context.Background()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "l.db"), storage.Schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	repo, err := storage.NewRepo(ctx, st)
-	require.NoError(t, err)
+	repo := storagetest.NewRepo(t)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	states := []string{lifecycle.StateActive, lifecycle.StateInactive, lifecycle.StatePaused}
 	statuses := []string{lifecycle.StatusHealthy, lifecycle.StatusBusy, lifecycle.StatusUnhealthy, lifecycle.StatusReady}
-	err = repo.Update(ctx, func(tx lifecycle.Tx) error {
+	err := repo.Update(ctx, func(tx lifecycle.Tx) error {
 		for i := range n {
 			name := fmt.Sprintf("svc%05d.example.com", i)
 			if i%10 == 0 {

@@ -16,15 +16,7 @@ import (
 
 // RenderEffectiveValues previews the effective values (YAML).
 func (m *Manager) RenderEffectiveValues(ctx context.Context, id string, in lifecycle.RenderInput, expanded bool) ([]byte, error) {
-	svc, b, err := m.serviceAndBundle(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	layers, err := steps.Layers(ctx, m.Repo, svc, in)
-	if err != nil {
-		return nil, err
-	}
-	out, err := m.Peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers, Expanded: expanded})
+	out, err := m.effectiveValues(ctx, id, in, expanded, false)
 	if err != nil {
 		return nil, err
 	}
@@ -33,6 +25,18 @@ func (m *Manager) RenderEffectiveValues(ctx context.Context, id string, in lifec
 
 // RenderValueProvenance previews which layer sets every effective value.
 func (m *Manager) RenderValueProvenance(ctx context.Context, id string, in lifecycle.RenderInput, expanded bool) ([]lifecycle.Provenance, error) {
+	out, err := m.effectiveValues(ctx, id, in, expanded, true)
+	if err != nil {
+		return nil, err
+	}
+	if out.Provenance == nil {
+		return []lifecycle.Provenance{}, nil
+	}
+	return out.Provenance, nil
+}
+
+// effectiveValues renders a service's value layers through the renderer.
+func (m *Manager) effectiveValues(ctx context.Context, id string, in lifecycle.RenderInput, expanded, provenance bool) (*lifecycle.EffectiveValues, error) {
 	svc, b, err := m.serviceAndBundle(ctx, id)
 	if err != nil {
 		return nil, err
@@ -41,14 +45,7 @@ func (m *Manager) RenderValueProvenance(ctx context.Context, id string, in lifec
 	if err != nil {
 		return nil, err
 	}
-	out, err := m.Peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers, Expanded: expanded, Provenance: true})
-	if err != nil {
-		return nil, err
-	}
-	if out.Provenance == nil {
-		return []lifecycle.Provenance{}, nil
-	}
-	return out.Provenance, nil
+	return m.Peers.Renderer.RenderEffectiveValues(ctx, lifecycle.RenderRequest{Bundle: b, Values: layers, Expanded: expanded, Provenance: provenance})
 }
 
 // RenderResources previews the custom resources (YAML).

@@ -2,17 +2,15 @@ package manager_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage/storagetest"
 )
 
 // A preview of a service whose bundle this replica holds nowhere (not
@@ -20,11 +18,7 @@ import (
 // (503 at the edge), not an internal error.
 func TestPreviewWithoutItsBundleIsUnavailable(t *testing.T) {
 	ctx := context.Background()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "lifecycle.db"), storage.Schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	repo, err := storage.NewRepo(ctx, st)
-	require.NoError(t, err)
+	repo := storagetest.NewRepo(t)
 	svc := &lifecycle.Service{ID: lifecycle.IDPrefix + "gone", Name: "gone", Version: "1.0.0", Status: lifecycle.StatusReady,
 		Digest: "sha256:" + strings.Repeat("0", 64)}
 	require.NoError(t, repo.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutService(svc) }))

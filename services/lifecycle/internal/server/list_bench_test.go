@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
@@ -19,10 +18,9 @@ import (
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
-	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage/storagetest"
 )
 
 // restOver10k serves the handler over real gRPC and grpc-gateway with
@@ -30,11 +28,7 @@ import (
 func restOver10k(tb testing.TB) string {
 	tb.Helper()
 	ctx := context.Background()
-	st, err := boltstore.Open(filepath.Join(tb.TempDir(), "l.db"), storage.Schema)
-	require.NoError(tb, err)
-	tb.Cleanup(func() { _ = st.Close() })
-	repo, err := storage.NewRepo(ctx, st)
-	require.NoError(tb, err)
+	repo := storagetest.NewRepo(tb)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	states := []string{lifecycle.StateActive, lifecycle.StateInactive, lifecycle.StatePaused}
 	statuses := []string{lifecycle.StatusHealthy, lifecycle.StatusBusy, lifecycle.StatusUnhealthy, lifecycle.StatusReady}

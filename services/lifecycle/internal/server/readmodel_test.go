@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,10 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
-	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage/storagetest"
 )
 
 // countingRepo counts the reads the read model should share per page.
@@ -47,11 +45,7 @@ func (r *countingRepo) CatalogGeneration() uint64 {
 func readModelHandler(t *testing.T) (*Handler, *countingRepo) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := boltstore.Open(filepath.Join(t.TempDir(), "l.db"), storage.Schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
-	repo, err := storage.NewRepo(ctx, st)
-	require.NoError(t, err)
+	repo := storagetest.NewRepo(t)
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	require.NoError(t, repo.Update(ctx, func(tx lifecycle.Tx) error {
 		for i := range 20 {
