@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strings"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -83,34 +82,13 @@ func (t Table) ToStatus(err error) error {
 	return status.Error(codes.Internal, internalMessage)
 }
 
-// UnaryServerInterceptor applies the table to every handler error.
-func (t Table) UnaryServerInterceptor(log *slog.Logger) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		resp, err := handler(ctx, req)
-		if err != nil {
-			return resp, t.ServerError(ctx, log, info.FullMethod, err)
-		}
-		return resp, nil
-	}
-}
-
 // ServerError is what a server answers for a handler's err: its status by
 // the table, an internal error logged with its cause (which the caller
-// never sees).
+// never sees). grpcx's server applies it to every call.
 func (t Table) ServerError(ctx context.Context, log *slog.Logger, method string, err error) error {
 	out := t.ToStatus(err)
 	if status.Code(out) == codes.Internal {
 		log.ErrorContext(ctx, "internal error", "method", method, "error", err)
 	}
 	return out
-}
-
-// StreamServerInterceptor applies the table to stream handler errors.
-func (t Table) StreamServerInterceptor(log *slog.Logger) grpc.StreamServerInterceptor {
-	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if err := handler(srv, ss); err != nil {
-			return t.ServerError(ss.Context(), log, info.FullMethod, err)
-		}
-		return nil
-	}
 }
