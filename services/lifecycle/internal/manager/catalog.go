@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
@@ -113,4 +114,11 @@ func (m *core) catalogEntry(ctx context.Context, name, version string) (*lifecyc
 		known = append(known, e.Version)
 	}
 	return nil, fmt.Errorf("version %s of %s is not registered (registered: %s): %w", version, name, strings.Join(known, ", "), lifecycle.ErrInvalidArgument)
+}
+
+// catalogConstraints are what a catalog entry records of its bundle for
+// path planning.
+func catalogConstraints(b *bundle.Bundle) *lifecycle.Constraints {
+	c := steps.PackageVersion(b, "", false).Constraints
+	return &c
 }

@@ -3,9 +3,7 @@ package manager
 import (
 	"sync"
 
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
 
 // upgradeMemoEntries bounds the memo: one entry per package and installed
@@ -53,12 +51,5 @@ func cloneEntry(e *lifecycle.CatalogEntry) *lifecycle.CatalogEntry {
 		return nil
 	}
 	c := *e
-	return &c
-}
-
-// catalogConstraints are what a catalog entry records of its bundle for
-// path planning.
-func catalogConstraints(b *bundle.Bundle) *lifecycle.Constraints {
-	c := steps.PackageVersion(b, "", false).Constraints
 	return &c
 }
