@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -81,9 +82,21 @@ func (s *stack) waitHealthyAt(t *testing.T, id, version string) view {
 	})
 }
 
+// create registers a service and reads it back at the creating answer's
+// revision twice through each gateway (each balances its calls over both
+// lifecycle replicas), so both replicas' views hold it before the test
+// reads it without a revision: a replica's view follows the store's a few
+// milliseconds behind, and only X-Vcfsm-Min-Revision waits for it.
 func (s *stack) create(t *testing.T, source string) string {
+	r := s.mustResponse(t, http.MethodPost, "/v2/vcf-services", map[string]any{"source": source}, http.StatusOK)
 	var v view
-	require.NoError(t, json.Unmarshal(s.must(t, http.MethodPost, "/v2/vcf-services", map[string]any{"source": source}, http.StatusOK), &v))
+	require.NoError(t, json.Unmarshal(r.body, &v))
+	rev := r.header.Get("X-Vcfsm-Revision")
+	require.NotEmpty(t, rev, "the create answer carries its revision")
+	for _, gw := range append(slices.Clone(s.gateway), s.gateway...) {
+		got := s.doAt(gw, http.MethodGet, "/v2/vcf-services/"+v.ID, nil, http.Header{"X-Vcfsm-Min-Revision": {rev}})
+		require.Equal(t, http.StatusOK, got.status, "GET at revision %s through %s: %s", rev, gw, got.body)
+	}
 	s.waitFor(t, v.ID, "Unresolved", 2*time.Minute, func(v view) bool { return v.Status == "Unresolved" })
 	return v.ID
 }

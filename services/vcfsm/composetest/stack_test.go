@@ -231,12 +231,17 @@ func (s *stack) doAt(base, method, path string, body any, header http.Header) re
 // gateway connection moving over) for up to a minute, and requires one of
 // the wanted statuses.
 func (s *stack) must(t *testing.T, method, path string, body any, want ...int) []byte {
+	return s.mustResponse(t, method, path, body, want...).body
+}
+
+// mustResponse is must with the whole answer (its headers too).
+func (s *stack) mustResponse(t *testing.T, method, path string, body any, want ...int) response {
 	deadline := time.Now().Add(time.Minute)
 	for {
 		r := s.do(method, path, body)
 		for _, w := range want {
 			if r.status == w {
-				return r.body
+				return r
 			}
 		}
 		if (r.status == 0 || r.status == http.StatusServiceUnavailable) && time.Now().Before(deadline) {
