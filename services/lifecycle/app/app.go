@@ -29,7 +29,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/depot"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/peers"
@@ -74,7 +74,7 @@ type Config struct {
 	BundleLimits BundleLimits
 	// DownloadStall gives up bundle downloads that make no progress; a
 	// zero field disables its check.
-	DownloadStall bundle.Stall
+	DownloadStall depot.Stall
 	// Store is "bolt" (embedded, the default) or "etcd".
 	Store string
 	// EtcdEndpoints and EtcdPrefix locate the etcd store.
@@ -123,8 +123,8 @@ func (c Config) wrapDriver(d target.Driver) target.Driver {
 
 // stallBounds turns the flags' "0 disables" into the fetcher's negative
 // fields; a Config built in code without them gets the defaults.
-func stallBounds(s bundle.Stall) bundle.Stall {
-	if s == (bundle.Stall{}) {
+func stallBounds(s depot.Stall) depot.Stall {
+	if s == (depot.Stall{}) {
 		return s
 	}
 	off := func(d time.Duration) time.Duration {
@@ -159,9 +159,9 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.Int64Var(&c.BundleLimits.MaxBundleBytes, "bundle-max-bytes", 0, "largest extracted bundle tree (0: 64 MiB)")
 	fs.IntVar(&c.BundleLimits.MaxFiles, "bundle-max-files", 0, "most files in a bundle tree (0: 4096)")
 	fs.Int64Var(&c.BundleLimits.MaxFileBytes, "bundle-max-file-bytes", 0, "largest single file in a bundle tree (0: 16 MiB)")
-	fs.DurationVar(&c.DownloadStall.Timeout, "download-stall-timeout", bundle.DefaultStallTimeout, "give a bundle download (tarball or registry pull) up when no byte arrives for this long (0: never)")
-	fs.Int64Var(&c.DownloadStall.MinRate, "download-min-rate", bundle.DefaultMinRate, "bytes per second a bundle download must average over --download-rate-window (0: no floor)")
-	fs.DurationVar(&c.DownloadStall.Window, "download-rate-window", bundle.DefaultRateWindow, "window over which --download-min-rate is measured")
+	fs.DurationVar(&c.DownloadStall.Timeout, "download-stall-timeout", depot.DefaultStallTimeout, "give a bundle download (tarball or registry pull) up when no byte arrives for this long (0: never)")
+	fs.Int64Var(&c.DownloadStall.MinRate, "download-min-rate", depot.DefaultMinRate, "bytes per second a bundle download must average over --download-rate-window (0: no floor)")
+	fs.DurationVar(&c.DownloadStall.Window, "download-rate-window", depot.DefaultRateWindow, "window over which --download-min-rate is measured")
 	fs.StringVar(&c.Store, "store", "bolt", "entity store: bolt (embedded file in --data-dir) or etcd")
 	fs.StringVar(&c.EtcdEndpoints, "etcd-endpoints", "http://127.0.0.1:2379", "comma-separated etcd client URLs for --store=etcd")
 	fs.StringVar(&c.EtcdPrefix, "etcd-prefix", "/vcfsm/lifecycle/", "key prefix in etcd")
@@ -253,8 +253,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if err := s.openTargets(cfg); err != nil {
 		return nil, err
 	}
-	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
-		AllowInsecure: cfg.AllowInsecureSources, Limits: bundle.Limits{
+	fetcher, err := depot.NewFetcher(depot.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
+		AllowInsecure: cfg.AllowInsecureSources, Limits: depot.Limits{
 			MaxDownloadBytes: cfg.BundleLimits.MaxDownloadBytes, MaxBundleBytes: cfg.BundleLimits.MaxBundleBytes,
 			MaxFiles: cfg.BundleLimits.MaxFiles, MaxFileBytes: cfg.BundleLimits.MaxFileBytes,
 		}, Stall: stallBounds(cfg.DownloadStall)})
@@ -381,7 +381,7 @@ func (s *Service) loadInventoryFile(ctx context.Context, file string) error {
 		return err
 	}
 	inv := wire.Inventory(p)
-	if err := manager.ValidateInventory(inv); err != nil {
+	if err := lifecycle.ValidateInventory(inv); err != nil {
 		return fmt.Errorf("inventory file %s: %w", file, err)
 	}
 	if _, err := s.manager.PutInventory(ctx, inv); err != nil {

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/commit"
 	"os"
 	"time"
 
@@ -22,6 +23,10 @@ const DefaultOwnerTTL = 10 * time.Second
 // replica runs the controllers, every write fenced by the ownership it
 // depends on. On bbolt (one process) there is nothing to share and cfg is
 // left as it is.
+// The repository on etcd follows the store: the write path announces
+// every replica's commits from its feed.
+var _ commit.Feed = (*storage.Repo)(nil)
+
 func (s *Service) distribute(cfg Config, mcfg *manager.Config) error {
 	est, ok := store.Unwrap(s.store).(*etcdstore.Store)
 	if !ok {

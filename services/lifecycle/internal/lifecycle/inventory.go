@@ -1,5 +1,7 @@
 package lifecycle
 
+import "fmt"
+
 // Inventory is the platform inventory (api.md `Inventory`): the regions,
 // their Supervisors and what the renderer exposes to templates about them.
 // internal/wire translates it to and from the generated message.
@@ -47,4 +49,33 @@ func (inv *Inventory) RegionList() []Region {
 		return nil
 	}
 	return inv.Regions
+}
+
+// ValidateInventory checks the fields api.md marks required.
+func ValidateInventory(inv *Inventory) error {
+	regions := map[string]bool{}
+	sups := map[string]bool{}
+	for i, r := range inv.RegionList() {
+		where := fmt.Sprintf("inventory.regions[%d]", i)
+		if r.Name == "" {
+			return fmt.Errorf("%s.name is required: %w", where, ErrInvalidArgument)
+		}
+		if regions[r.Name] {
+			return fmt.Errorf("%s: region %q appears twice: %w", where, r.Name, ErrInvalidArgument)
+		}
+		regions[r.Name] = true
+		for j, s := range r.Supervisors {
+			w := fmt.Sprintf("%s.supervisors[%d]", where, j)
+			for _, f := range []struct{ name, value string }{{"name", s.Name}, {"id", s.ID}, {"version", s.Version}} {
+				if f.value == "" {
+					return fmt.Errorf("%s.%s is required: %w", w, f.name, ErrInvalidArgument)
+				}
+			}
+			if sups[s.Name] {
+				return fmt.Errorf("%s: supervisor %q appears twice: %w", w, s.Name, ErrInvalidArgument)
+			}
+			sups[s.Name] = true
+		}
+	}
+	return nil
 }

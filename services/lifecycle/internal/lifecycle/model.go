@@ -7,8 +7,10 @@
 package lifecycle
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
@@ -62,6 +64,21 @@ const (
 
 // IDPrefix starts every service id.
 const IDPrefix = "urn:vcloud:entity:broadcom:vcfService:"
+
+// CheckID refuses what cannot be a service id (NotFound, naming the form
+// ids take).
+func CheckID(id string) error {
+	if !strings.HasPrefix(id, IDPrefix) {
+		return fmt.Errorf("service %q: ids look like %s<uuid>: %w", id, IDPrefix, ErrNotFound)
+	}
+	return nil
+}
+
+// Namespace is a service's per-Supervisor namespace: svc-<refName, dots as
+// dashes>.
+func Namespace(refName string) string {
+	return "svc-" + strings.ReplaceAll(strings.ToLower(refName), ".", "-")
+}
 
 // FinalizerCleanup marks a resource whose target must be cleaned up before
 // the resource record goes away.

@@ -2,6 +2,8 @@ package lifecycle
 
 import (
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 )
@@ -99,4 +101,17 @@ type Precheck interface {
 // catalog at one generation stays right until it moves.
 type CatalogGenerations interface {
 	CatalogGeneration() uint64
+}
+
+// ValidateSource checks a bundle URL against the accepted schemes (the
+// fetcher's rule, asked through bundles); the error is an
+// ErrInvalidArgument that says what is wrong.
+func ValidateSource(bundles Bundles, source string) error {
+	if strings.TrimSpace(source) == "" {
+		return fmt.Errorf("source is required: a bundle URL (https://…/bundle.tar or oci://registry/repository:tag): %w", ErrInvalidArgument)
+	}
+	if err := bundles.ValidateSource(source); err != nil {
+		return fmt.Errorf("%w: %w", err, ErrInvalidArgument)
+	}
+	return nil
 }

@@ -1,22 +1,32 @@
+// Package manager is the lifecycle wing's front door: Manager has exactly
+// the methods the gRPC server (and the binary) call, each handed to the
+// room that owns it, and New builds the rooms once, each with its own
+// dependencies:
+//
+//	commit       the one write path (transactions, the journal's writes, revision checks)
+//	ops          the operations as step tables, their engine host, the requests that start them
+//	controllers  reconcile, automatic upgrade, the targets' change detection, leadership
+//	reads        queries, lists and their memo, the watch hub, previews (render, plan, checks)
+//
+// Nothing is embedded: a room's own methods are not the server's.
 package manager
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/commit"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/controllers"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/workqueue"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/ops"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/reads"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/refetch"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -47,8 +57,8 @@ type Config struct {
 	Claims     engine.Claims
 	ClaimSweep time.Duration
 	// Leadership, when set, runs the controllers only on the elected
-	// replica (see leader.go).
-	Leadership Leadership
+	// replica.
+	Leadership controllers.Leadership
 	// Now returns the current time; tests pin it.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -86,87 +96,71 @@ func (c *Config) defaults() {
 	}
 }
 
-// Manager is the lifecycle service's facade: one method per RPC, plus
-// Start and ReconcileAll for the binary and the controllers. What the
-// operations and controllers share (the ports, the store helpers, the
-// engine) is core; the operations are in op_*.go, their steps in
-// internal/steps.
-type Manager struct {
-	*core
-}
-
-// core holds the machinery the operations and controllers use. It embeds
-// the ports (from which it builds each step's ports) and is the steps'
-// Writer, so a step's commit reaches watchers and the controllers' queue
-// like any other.
-type core struct {
-	cfg Config
-	ports
-
-	hub     *hub
-	feeding feeding
-	engine  *engine.Engine[*run]
-	// queue holds the services due for a controller pass (controller.go).
-	queue *workqueue.Queue[string]
-	// feed: the driver reports changes on its targets (target.ChangeFeed).
-	feed bool
-
-	mu sync.Mutex
-	// lastSweep spaces the orphan sweeps per service.
-	lastSweep map[string]time.Time
-	// reconciling are the services a controller pass is working on.
-	reconciling map[string]bool
-	started     bool
-
-	// upgrades: each installed version's available upgrade, per catalog
-	// generation.
-	upgrades upgradeMemo
-	// lists: each filter's matches in the current services snapshot.
-	lists listMemo
-}
-
-// NewManager builds a manager; Start runs its background work.
-func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles, peers lifecycle.Peers, driver target.Driver) *Manager {
-	cfg.defaults()
-	if bundles != nil {
-		bundles = newRefetching(bundles, repo, cfg.Logger)
-	}
-	m := &core{
-		cfg:         cfg,
-		hub:         newHub(),
-		queue:       workqueue.New[string](cfg.ReconcileInterval, healthyRecheck*cfg.ReconcileInterval),
-		reconciling: map[string]bool{},
-	}
-	m.ports = ports{
-		Repo: repo, Bundles: bundles, Peers: peers, Driver: driver, Store: m, Log: cfg.Logger,
-		Now: m.now, TargetConcurrency: cfg.TargetConcurrency,
-	}
-	_, m.feed = driver.(target.ChangeFeed)
-	m.engine = engine.New(engine.Config{
-		Workers:      cfg.Workers,
-		QueueSize:    4096,
-		SweepEvery:   5 * cfg.ReconcileInterval,
-		StepTimeout:  cfg.stepTimeout,
-		RetryBackoff: cfg.RetryBackoff,
-		MaxBackoff:   30 * time.Second,
-		Retryable:    retryable,
-		// VCFSM_FAILPOINTS is unset in production; the crash tests set it.
-		Failpoints: engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS")),
-		Claims:     cfg.Claims,
-		ClaimSweep: cfg.ClaimSweep,
-		Now:        m.now,
-		Logger:     cfg.Logger,
-		Observer:   cfg.Observer,
-	}, journal{m})
-	return &Manager{core: m}
-}
-
 // stepTimeout bounds one step: its own bound or the common one.
 func (c *Config) stepTimeout(name string) time.Duration {
 	if d, ok := c.StepTimeouts[name]; ok && d > 0 {
 		return d
 	}
 	return c.StepTimeout
+}
+
+// Manager is the lifecycle service's facade.
+type Manager struct {
+	writer     *commit.Writer
+	runner     *ops.Runner
+	controller *controllers.Controller
+	reader     *reads.Reader
+	previews   *reads.Previews
+
+	mu      sync.Mutex
+	started bool
+}
+
+// NewManager builds the rooms of the wing and the facade over them; Start
+// runs the background work.
+func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles, peers lifecycle.Peers, driver target.Driver) *Manager {
+	cfg.defaults()
+	now := func() time.Time { return cfg.Now().UTC() }
+	if bundles != nil {
+		bundles = refetch.New(bundles, repo, cfg.Logger)
+	}
+	hub := reads.NewHub()
+	queue := controllers.NewQueue(cfg.ReconcileInterval)
+	writer := commit.New(commit.Deps{Repo: repo, Listener: announcer{hub: hub, queue: queue, now: now}, Now: now, Log: cfg.Logger})
+	ports := steps.Ports{Repo: repo, Peers: peers, Driver: driver, Store: writer, Log: cfg.Logger, Now: now, Concurrency: cfg.TargetConcurrency}
+	reader := reads.New(reads.Deps{Repo: repo, Bundles: bundles, Hub: hub, Now: now})
+	runner := ops.New(ops.Deps{
+		Repo: repo, Bundles: bundles, Ports: ports, Writer: writer, Kick: queue.Add,
+		VerifySignatures: cfg.VerifySignatures, Observer: cfg.Observer, Log: cfg.Logger, Now: now,
+	}, ops.Engine{
+		Workers: cfg.Workers, StepTimeout: cfg.stepTimeout, RetryBackoff: cfg.RetryBackoff,
+		SweepEvery: 5 * cfg.ReconcileInterval, Claims: cfg.Claims, ClaimSweep: cfg.ClaimSweep,
+	})
+	controller := controllers.New(controllers.Deps{
+		Repo: repo, Driver: driver, Ports: ports, Writer: writer, Queue: queue,
+		Upgrades: reader, Upgrader: runner, Observer: cfg.Observer, Leadership: cfg.Leadership,
+		Interval: cfg.ReconcileInterval, RefreshInterval: cfg.RefreshInterval, RetryBackoff: cfg.RetryBackoff,
+		Log: cfg.Logger, Now: now,
+	})
+	return &Manager{writer: writer, runner: runner, controller: controller, reader: reader,
+		previews: reads.NewPreviews(reader, ports, bundles)}
+}
+
+// announcer hands every committed change to the watch streams and the
+// controllers' queue.
+type announcer struct {
+	hub   *reads.Hub
+	queue *controllers.Queue
+	now   func() time.Time
+}
+
+func (a announcer) ServiceChanged(svc *lifecycle.Service) {
+	a.hub.Publish(reads.EventOf(svc, false, a.now()))
+	a.queue.Kick(svc.ID)
+}
+
+func (a announcer) ServiceDeleted(id string) {
+	a.hub.Publish(reads.Event{ID: id, Deleted: true, Time: a.now()})
 }
 
 // Start resumes unfinished operations and runs the operation workers and
@@ -182,125 +176,14 @@ func (m *Manager) Start(ctx context.Context) (wait func(), err error) {
 	m.mu.Unlock()
 
 	var wg sync.WaitGroup
-	m.followStore(ctx, &wg)
-	m.countResumed(ctx)
-	if err := m.engine.Start(ctx, &wg); err != nil {
+	m.writer.Follow(ctx, &wg)
+	if err := m.runner.Start(ctx, &wg); err != nil {
 		return nil, err
 	}
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		m.runControllers(ctx)
-	}()
-	if w, ok := m.Driver.(target.Watcher); ok {
-		m.watchTargets(ctx, w)
-	}
+	wg.Go(func() { m.controller.Run(ctx) })
+	m.controller.WatchTargets(ctx)
 	return wg.Wait, nil
 }
 
-func (m *core) now() time.Time { return m.cfg.Now().UTC() }
-
-func newServiceID() string { return lifecycle.IDPrefix + uuid.NewString() }
-
-// newOperationID sorts by creation time.
-func (m *core) newOperationID() string {
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	return fmt.Sprintf("%016x-%s", m.now().UnixNano(), hex.EncodeToString(b[:]))
-}
-
-// Namespace is a service's per-Supervisor namespace: svc-<refName, dots as
-// dashes>.
-func Namespace(refName string) string {
-	return "svc-" + strings.ReplaceAll(strings.ToLower(refName), ".", "-")
-}
-
-// Update runs fn in a transaction and announces every service it wrote to
-// watchers once committed.
-func (m *core) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
-	var rec *recordingTx
-	err := m.Repo.Update(ctx, func(tx lifecycle.Tx) error {
-		rec = &recordingTx{Tx: tx}
-		return fn(rec)
-	})
-	if err != nil {
-		return err
-	}
-	if m.feeding.on.Load() {
-		return nil // the store's feed publishes every commit, this one too
-	}
-	for _, s := range rec.put {
-		m.hub.publish(eventOf(s, false, m.now()))
-		m.queueReconcile(s.ID)
-	}
-	for _, id := range rec.deleted {
-		m.hub.publish(Event{ID: id, Deleted: true, Time: m.now()})
-	}
-	return nil
-}
-
-type recordingTx struct {
-	lifecycle.Tx
-	put     []*lifecycle.Service
-	deleted []string
-}
-
-func (r *recordingTx) PutService(s *lifecycle.Service) error {
-	if err := r.Tx.PutService(s); err != nil {
-		return err
-	}
-	r.put = append(r.put, s.Clone())
-	return nil
-}
-
-func (r *recordingTx) DeleteService(id string) error {
-	if err := r.Tx.DeleteService(id); err != nil {
-		return err
-	}
-	r.deleted = append(r.deleted, id)
-	return nil
-}
-
-// Mutate applies fn to a fresh copy of the service and writes it back,
-// retrying when a concurrent writer won (fn must be repeatable).
-func (m *core) Mutate(ctx context.Context, id string, fn func(tx lifecycle.Tx, svc *lifecycle.Service) error) (*lifecycle.Service, error) {
-	var out *lifecycle.Service
-	err := m.Update(ctx, func(tx lifecycle.Tx) error {
-		svc, err := tx.Service(id)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx, svc); err != nil {
-			return err
-		}
-		for _, op := range svc.PendingHistory {
-			if err := tx.PutOperation(op); err != nil {
-				return err
-			}
-		}
-		svc.PendingHistory = nil
-		svc.UpdatedAt = m.now()
-		if err := tx.PutService(svc); err != nil {
-			return err
-		}
-		out = svc
-		return nil
-	})
-	return out, err
-}
-
-// countResumed tells the observer of the unfinished operations found at
-// start. It is not done where the engine lists unfinished operations: the
-// takeover sweep lists them again and again.
-func (m *core) countResumed(ctx context.Context) {
-	ops, err := m.Repo.UnfinishedOperations(ctx)
-	if err != nil {
-		return // the engine's own listing reports the error
-	}
-	for _, op := range ops {
-		if op.Outcome != lifecycle.OutcomeStuck {
-			m.Log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
-			m.cfg.Observer.OperationResumed(op.Type)
-		}
-	}
-}
+// QueueDepth is the number of operations waiting for a worker.
+func (m *Manager) QueueDepth() int { return m.runner.QueueDepth() }

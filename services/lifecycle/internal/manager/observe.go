@@ -7,11 +7,11 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 )
 
-// Observer is told what the manager does, for metrics and traces. The
-// manager calls it from a handful of places only (queueing, the operation
-// run, the step runner, the controllers' target reads), so it can follow
-// the code when that moves. Implementations must be safe for concurrent
-// use and fast: they run inline.
+// Observer is told what the lifecycle service does, for metrics and
+// traces: the operations (queued, resumed, run, each step) and the
+// controllers' reads of resources on their targets. internal/telemetry
+// implements it. Implementations must be safe for concurrent use and fast:
+// they run inline.
 type Observer interface {
 	// OperationQueued: an operation was queued by the request in ctx
 	// (whose trace the operation's execution continues).
@@ -46,6 +46,3 @@ func (nopObserver) StepStarted(ctx context.Context, _, _ string) (context.Contex
 	return ctx, func(error) {}
 }
 func (nopObserver) Reconciled(string, string, time.Duration, error) {}
-
-// QueueDepth is the number of operations waiting for a worker.
-func (m *Manager) QueueDepth() int { return m.engine.QueueDepth() }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/depot"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage/storagetest"
@@ -23,7 +24,7 @@ func TestPreviewWithoutItsBundleIsUnavailable(t *testing.T) {
 		Digest: "sha256:" + strings.Repeat("0", 64)}
 	require.NoError(t, repo.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutService(svc) }))
 
-	f, err := bundle.NewFetcher(bundle.Config{Dir: t.TempDir()})
+	f, err := depot.NewFetcher(depot.Config{Dir: t.TempDir()})
 	require.NoError(t, err)
 	m := manager.NewManager(manager.Config{}, repo, f, lifecycle.Peers{}, nil)
 	_, err = m.RenderAccessGrants(ctx, svc.ID, lifecycle.RenderInput{})

@@ -10,7 +10,8 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/reads"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
 
@@ -86,7 +87,7 @@ func nonNil(m map[string]string) map[string]string {
 	return m
 }
 
-func stateProto(v *manager.StateView) *lifecyclev1.State {
+func stateProto(v *reads.StateView) *lifecyclev1.State {
 	st := &lifecyclev1.State{
 		Resources:    []*lifecyclev1.ResourceInfo{},
 		ErrorDetails: []*lifecyclev1.ErrorDetail{},
@@ -135,7 +136,7 @@ func catalogProto(e *lifecycle.CatalogEntry) *lifecyclev1.ServiceVersion {
 		Message: e.Message, RegisteredAt: rfc3339(e.RegisteredAt), BuiltIn: e.BuiltIn}
 }
 
-func supervisorCheckProto(c *manager.SupervisorUpgradeCheck) *lifecyclev1.CheckSupervisorUpgradeResponse {
+func supervisorCheckProto(c *steps.SupervisorVerdict) *lifecyclev1.CheckSupervisorUpgradeResponse {
 	out := &lifecyclev1.CheckSupervisorUpgradeResponse{Supervisor: c.Supervisor, TargetVersion: c.TargetVersion, Blocked: c.Blocked,
 		Services: []*lifecyclev1.ServiceCompatibility{}}
 	for _, v := range c.Services {
@@ -144,7 +145,7 @@ func supervisorCheckProto(c *manager.SupervisorUpgradeCheck) *lifecyclev1.CheckS
 	return out
 }
 
-func planProto(p *manager.UpgradePlan) *lifecyclev1.UpgradePlan {
+func planProto(p *reads.UpgradePlan) *lifecyclev1.UpgradePlan {
 	out := &lifecyclev1.UpgradePlan{
 		FromVersion: p.FromVersion, ToVersion: p.ToVersion, Allowed: p.Allowed, Compatibility: wire.CheckResultsProto(p.Compatibility),
 		ConfigurationErrors: p.ConfigurationErrors, SuggestedPath: p.SuggestedPath, BlockingReasons: p.BlockingReasons,

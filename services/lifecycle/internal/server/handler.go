@@ -14,6 +14,8 @@ import (
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/ops"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/reads"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/signature"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 )
@@ -39,7 +41,7 @@ func invalid(format string, args ...any) error {
 
 // CreateService implements POST /v2/vcf-services.
 func (h *Handler) CreateService(ctx context.Context, req *lifecyclev1.CreateServiceRequest) (*lifecyclev1.CreateServiceResponse, error) {
-	svc, err := h.m.Create(ctx, manager.CreateRequest{
+	svc, err := h.m.Create(ctx, ops.CreateRequest{
 		Source: req.GetSource(), Name: req.GetName(), Version: req.GetVersion(),
 		AutoUpgrade: req.GetAutoUpgrade(), AutoRollback: req.GetAutoRollback(), BuiltIn: req.GetBuiltIn(),
 		Labels: req.GetLabels(), Locations: req.GetLocations(), RequestedBy: auth.Principal(ctx),
@@ -56,7 +58,7 @@ func (h *Handler) CreateService(ctx context.Context, req *lifecyclev1.CreateServ
 
 // ListServices implements GET /v2/vcf-services.
 func (h *Handler) ListServices(ctx context.Context, req *lifecyclev1.ListServicesRequest) (*lifecyclev1.ListServicesResponse, error) {
-	q := manager.ListQuery{Page: int(req.GetPage()), Filter: req.GetFilter(), SortAsc: req.GetSortAsc(), SortDesc: req.GetSortDesc()}
+	q := reads.ListQuery{Page: int(req.GetPage()), Filter: req.GetFilter(), SortAsc: req.GetSortAsc(), SortDesc: req.GetSortDesc()}
 	if req.PageSize != nil {
 		n := int(req.GetPageSize())
 		q.PageSize = &n
@@ -318,7 +320,7 @@ func (h *Handler) ListServiceHistory(ctx context.Context, req *lifecyclev1.ListS
 
 // WatchService implements the server-streaming watch.
 func (h *Handler) WatchService(req *lifecyclev1.WatchServiceRequest, stream lifecyclev1.LifecycleService_WatchServiceServer) error {
-	return h.m.Watch(stream.Context(), req.GetId(), req.GetUntil(), func(e manager.Event) error {
+	return h.m.Watch(stream.Context(), req.GetId(), req.GetUntil(), func(e reads.Event) error {
 		return stream.Send(&lifecyclev1.WatchServiceResponse{Id: e.ID, Status: e.Status, Phase: e.Phase, LifecycleState: e.LifecycleState,
 			Version: e.Version, Revision: e.Revision, Time: e.Time.Format(time.RFC3339Nano), Deleted: e.Deleted, Operation: progressProto(e.Progress)})
 	})

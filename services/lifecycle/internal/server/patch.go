@@ -6,7 +6,7 @@ import (
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/ops"
 )
 
 // This file translates PUT and PATCH bodies (and PATCH's field mask) into
@@ -22,25 +22,25 @@ func acceptedOf(a *lifecyclev1.Accepted) *lifecycle.Accepted {
 // changeFromPut: values, lifecycle state, labels, locations and tenants
 // are replaced; accepted when given; a source starts an upgrade when it
 // differs from the installed one.
-func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (manager.Change, error) {
+func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	body := req.GetService()
 	if body == nil {
-		return manager.Change{}, invalid("the request body is required")
+		return ops.Change{}, invalid("the request body is required")
 	}
 	if body.GetId() != "" && body.GetId() != req.GetId() {
-		return manager.Change{}, invalid("body id %q does not match the path id %q", body.GetId(), req.GetId())
+		return ops.Change{}, invalid("body id %q does not match the path id %q", body.GetId(), req.GetId())
 	}
 	if body.GetLifecycleState() == "" {
-		return manager.Change{}, invalid("lifecycleState is required in PUT (active, inactive or paused); use PATCH to change single fields")
+		return ops.Change{}, invalid("lifecycleState is required in PUT (active, inactive or paused); use PATCH to change single fields")
 	}
 	if body.GetValues() == nil {
-		return manager.Change{}, invalid("values is required in PUT; use PATCH to change single fields")
+		return ops.Change{}, invalid("values is required in PUT; use PATCH to change single fields")
 	}
 	vals := body.GetValues()
 	state := body.GetLifecycleState()
 	labels, locations, tenants := body.GetLabels(), body.GetLocations(), body.GetTenants()
 	auto, autoRB := body.GetAutoUpgrade(), body.GetAutoRollback()
-	c := manager.Change{
+	c := ops.Change{
 		Values: &lifecycle.OverlayValues{PlatformOverlay: vals.GetPlatformOverlay(), VendorOverlay: vals.GetVendorOverlay(),
 			UserOverwrite: vals.GetUserOverwrite(), Effective: vals.GetEffective()},
 		ValueFields:    []string{"platformOverlay", "vendorOverlay", "userOverwrite"},
@@ -111,12 +111,12 @@ func maskOf(req *lifecyclev1.PatchServiceRequest) []string {
 }
 
 // changeFromPatch changes exactly the fields the mask names.
-func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (manager.Change, error) {
+func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (ops.Change, error) {
 	p := req.GetService()
 	if p == nil {
 		p = &lifecyclev1.ServicePatch{}
 	}
-	var c manager.Change
+	var c ops.Change
 	for _, path := range maskOf(req) {
 		top, rest, _ := strings.Cut(path, ".")
 		if !patchFields[top] {
@@ -137,7 +137,7 @@ func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (manager.Change, erro
 }
 
 // patchValues sets one value layer (rest) or all of them (rest empty).
-func patchValues(c *manager.Change, v *lifecyclev1.OverlayValues, rest string) error {
+func patchValues(c *ops.Change, v *lifecyclev1.OverlayValues, rest string) error {
 	if c.Values == nil {
 		c.Values = &lifecycle.OverlayValues{PlatformOverlay: v.GetPlatformOverlay(), VendorOverlay: v.GetVendorOverlay(),
 			UserOverwrite: v.GetUserOverwrite(), Effective: v.GetEffective()}
@@ -155,7 +155,7 @@ func patchValues(c *manager.Change, v *lifecyclev1.OverlayValues, rest string) e
 }
 
 // patchField sets the top-level field named top (other than values).
-func patchField(c *manager.Change, p *lifecyclev1.ServicePatch, top string) {
+func patchField(c *ops.Change, p *lifecyclev1.ServicePatch, top string) {
 	switch top {
 	case "lifecycle_state":
 		s := p.GetLifecycleState()

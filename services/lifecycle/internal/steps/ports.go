@@ -71,3 +71,53 @@ func (p ApplyPorts) remove() RemovePorts {
 func (p RemovePorts) records() RecordPorts {
 	return RecordPorts{Repo: p.Repo, Store: p.Store}
 }
+
+// Ports are every port the steps reach. The operations and the read side
+// each hold one and cut from it, per call, the struct of only what that
+// step reaches; no step is handed Ports itself.
+type Ports struct {
+	Repo        lifecycle.Repository
+	Peers       lifecycle.Peers
+	Driver      target.Driver
+	Store       Writer // nil on the read side, which never writes
+	Log         *slog.Logger
+	Now         func() time.Time
+	Concurrency int
+}
+
+// Render are what rendering reads.
+func (p Ports) Render() RenderPorts {
+	return RenderPorts{Inventory: p.Repo, Renderer: p.Peers.Renderer}
+}
+
+// Check are what a compatibility evaluation reads.
+func (p Ports) Check() CheckPorts {
+	return CheckPorts{Inventory: p.Repo, Compatibility: p.Peers.Compatibility}
+}
+
+// Hook are what a pre-check hook needs.
+func (p Ports) Hook() HookPorts {
+	return HookPorts{Repo: p.Repo, Driver: p.Driver, Precheck: p.Peers.Precheck}
+}
+
+// Precheck are what staging and the dynamic pre-checks reach.
+func (p Ports) Precheck() PrecheckPorts {
+	return PrecheckPorts{Inventory: p.Repo, Driver: p.Driver, Precheck: p.Peers.Precheck, Store: p.Store,
+		Log: p.Log, Now: p.Now, Concurrency: p.Concurrency}
+}
+
+// Apply are what applying and moving resources reaches.
+func (p Ports) Apply() ApplyPorts {
+	return ApplyPorts{Repo: p.Repo, Driver: p.Driver, Renderer: p.Peers.Renderer, Store: p.Store,
+		Log: p.Log, Now: p.Now, Concurrency: p.Concurrency}
+}
+
+// Remove are what removing resources and sweeping orphans reaches.
+func (p Ports) Remove() RemovePorts {
+	return RemovePorts{Repo: p.Repo, Driver: p.Driver, Store: p.Store, Log: p.Log, Concurrency: p.Concurrency}
+}
+
+// Records are what writing resource records needs.
+func (p Ports) Records() RecordPorts {
+	return RecordPorts{Repo: p.Repo, Store: p.Store}
+}

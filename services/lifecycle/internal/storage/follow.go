@@ -7,7 +7,6 @@ import (
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
 )
 
 // follower is a store that reports every committed change of a bucket,
@@ -16,10 +15,9 @@ type follower interface {
 	FollowProgress(ctx context.Context, bucket string, reset func([]store.Record), change func(etcdstore.Change), p etcdstore.Progress) error
 }
 
-var (
-	_ manager.Feed                 = (*Repo)(nil)
-	_ lifecycle.CatalogGenerations = (*Repo)(nil)
-)
+// The repository follows the store for the write path (commit.Feed, held
+// to in app, the composition root) and counts catalog generations.
+var _ lifecycle.CatalogGenerations = (*Repo)(nil)
 
 // CanFollow reports whether the store reports other replicas' changes.
 func (r *Repo) CanFollow() bool {

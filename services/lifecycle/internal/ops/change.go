@@ -1,0 +1,301 @@
+package ops
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/commit"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
+	"sigs.k8s.io/yaml"
+)
+
+// Change is a PUT or PATCH: nil fields are left alone.
+type Change struct {
+	Values         *lifecycle.OverlayValues
+	ValueFields    []string // which OverlayValues fields Values sets
+	LifecycleState *string
+	Phase          *string
+	Labels         *map[string]string
+	Locations      *map[string]string
+	Tenants        *map[string]string
+	Accepted       *lifecycle.Accepted
+	Reconfigure    []string
+	Source         *string
+	AutoUpgrade    *bool
+	AutoRollback   *bool
+	// Revision makes the change conditional on the service's revision.
+	Revision    *int64
+	RequestedBy string
+}
+
+func decodeOverlay(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	raw, err := base64.StdEncoding.DecodeString(v)
+	if err != nil {
+		return fmt.Errorf("values.%s: not valid base64: %w: %w", field, err, lifecycle.ErrInvalidArgument)
+	}
+	var any any
+	if err := yaml.Unmarshal(raw, &any); err != nil {
+		return fmt.Errorf("values.%s: the decoded text is not YAML: %w: %w", field, err, lifecycle.ErrInvalidArgument)
+	}
+	return nil
+}
+
+func (c *Change) validate(bundles lifecycle.Bundles) error {
+	if c.Values != nil {
+		for _, f := range c.ValueFields {
+			var v string
+			switch f {
+			case "platformOverlay":
+				v = c.Values.PlatformOverlay
+			case "vendorOverlay":
+				v = c.Values.VendorOverlay
+			case "userOverwrite":
+				v = c.Values.UserOverwrite
+			case "effective":
+				if c.Values.Effective != "" {
+					return fmt.Errorf("values.effective is read-only: it is rendered from the other layers: %w", lifecycle.ErrInvalidArgument)
+				}
+				continue
+			default:
+				return fmt.Errorf("values.%s: unknown layer (platformOverlay, vendorOverlay, userOverwrite): %w", f, lifecycle.ErrInvalidArgument)
+			}
+			if err := decodeOverlay(f, v); err != nil {
+				return err
+			}
+		}
+	}
+	if c.LifecycleState != nil && !lifecycle.ValidState(*c.LifecycleState) {
+		return fmt.Errorf("lifecycleState %q: want active, inactive or paused: %w", *c.LifecycleState, lifecycle.ErrInvalidArgument)
+	}
+	if c.Phase != nil && *c.Phase != "" {
+		switch *c.Phase {
+		case lifecycle.PhaseConfiguring, lifecycle.PhaseEditing, lifecycle.PhasePublishing:
+		default:
+			if !slices.Contains(lifecycle.Phases, *c.Phase) {
+				return fmt.Errorf("phase %q: want one of %s: %w", *c.Phase, strings.Join(lifecycle.Phases, ", "), lifecycle.ErrInvalidArgument)
+			}
+			return fmt.Errorf("phase %s is set by the Service Manager itself; a client may request Configuring, Editing or Publishing (re-apply the current configuration): %w", *c.Phase, lifecycle.ErrInvalidArgument)
+		}
+	}
+	for _, e := range c.Reconfigure {
+		if e != "new-supervisor" {
+			return fmt.Errorf("reconfigure.events: %q is not supported; the supported event is new-supervisor: %w", e, lifecycle.ErrInvalidArgument)
+		}
+	}
+	if c.Source != nil && *c.Source != "" {
+		if err := lifecycle.ValidateSource(bundles, *c.Source); err != nil {
+			return err
+		}
+	}
+	for name, l := range map[string]*map[string]string{"labels": c.Labels, "locations": c.Locations, "tenants": c.Tenants} {
+		if l != nil {
+			if err := validateLabels(name, *l); err != nil {
+				return err
+			}
+		}
+	}
+	if c.Accepted != nil && c.Accepted.AccessGrants != nil {
+		if _, err := canonicalJSON(c.Accepted.AccessGrants); err != nil {
+			return fmt.Errorf("accepted.accessGrants: %w: %w", err, lifecycle.ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+// Apply carries out a PUT or PATCH. It validates everything first, checks
+// acceptance against a fresh render when activating, then commits the
+// change and starts the operation it implies (activate, configure,
+// upgrade) in the same transaction.
+func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Service, error) {
+	if err := c.validate(r.d.Bundles); err != nil {
+		return nil, err
+	}
+	if err := lifecycle.CheckID(id); err != nil {
+		return nil, err
+	}
+	current, err := r.d.Repo.Service(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	// Acceptance is checked against a render before the transaction: it
+	// calls the renderer and must not hold the store.
+	var wantGrants map[string]any
+	activating := c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateActive && current.LifecycleState == lifecycle.StateInactive
+	if activating || (c.Accepted != nil && current.Digest != "") {
+		b, err := steps.LoadBundle(r.d.Bundles, current)
+		if err != nil {
+			return nil, err
+		}
+		probe := current.Clone()
+		if c.Values != nil {
+			applyValues(probe, c)
+		}
+		if wantGrants, err = steps.AccessGrants(ctx, r.d.Ports.Render(), probe, b, lifecycle.RenderInput{}); err != nil {
+			return nil, fmt.Errorf("render access grants to check acceptance: %w", err)
+		}
+	}
+	var op *lifecycle.Operation
+	svc, err := r.d.Writer.Mutate(ctx, id, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
+		op = nil
+		if err := commit.CheckRevision(svc, c.Revision); err != nil {
+			return err
+		}
+		if svc.LifecycleState == lifecycle.StateDecommissioned {
+			return fmt.Errorf("service %s is being deleted: %w", id, lifecycle.ErrConflict)
+		}
+		var err error
+		op, err = applyChange(&r.d, svc, c, wantGrants)
+		if err != nil {
+			return err
+		}
+		if op != nil {
+			if svc.ActiveOperation != "" && svc.ActiveOperation != op.ID {
+				return fmt.Errorf("service %s: a %s operation is in progress (%s): %w", id, svc.Progress.TypeOr("previous"), svc.ActiveOperation, lifecycle.ErrConflict)
+			}
+			running(svc, op)
+			return tx.PutOperation(op)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if op != nil {
+		r.enqueue(ctx, op)
+	}
+	return svc, nil
+}
+
+func applyValues(svc *lifecycle.Service, c Change) {
+	for _, f := range c.ValueFields {
+		switch f {
+		case "platformOverlay":
+			svc.Values.PlatformOverlay = c.Values.PlatformOverlay
+		case "vendorOverlay":
+			svc.Values.VendorOverlay = c.Values.VendorOverlay
+		case "userOverwrite":
+			svc.Values.UserOverwrite = c.Values.UserOverwrite
+		}
+	}
+}
+
+// applyChange edits svc in place and returns the operation to start, if
+// any. It must be repeatable (the transaction may retry).
+func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[string]any) (*lifecycle.Operation, error) {
+	busy := svc.ActiveOperation != ""
+	valuesChanged := applyFields(svc, c, wantGrants)
+
+	// Version change: an upgrade.
+	if c.Source != nil && *c.Source != "" && *c.Source != svc.Source {
+		if busy {
+			return nil, fmt.Errorf("service %s: cannot start an upgrade while a %s operation is in progress: %w", svc.ID, svc.Progress.TypeOr("previous"), lifecycle.ErrConflict)
+		}
+		if svc.Digest == "" {
+			return nil, fmt.Errorf("service %s has no installed bundle yet: %w", svc.ID, lifecycle.ErrFailedPrecondition)
+		}
+		if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
+			return nil, fmt.Errorf("change either source (an upgrade) or lifecycleState in one request, not both: %w", lifecycle.ErrInvalidArgument)
+		}
+		return startUpgrade(d, svc, *c.Source, "", false, c.RequestedBy), nil
+	}
+
+	if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
+		return transition(d, svc, *c.LifecycleState, busy, wantGrants, c.RequestedBy)
+	}
+
+	// Re-apply the configuration of an active service.
+	reconfigure := len(c.Reconfigure) > 0 || (c.Phase != nil && *c.Phase != "")
+	if svc.LifecycleState == lifecycle.StateActive && (valuesChanged || reconfigure) {
+		if busy {
+			return nil, fmt.Errorf("service %s: cannot reconfigure while a %s operation is in progress: %w", svc.ID, svc.Progress.TypeOr("previous"), lifecycle.ErrConflict)
+		}
+		phase := lifecycle.PhaseConfiguring
+		if valuesChanged {
+			phase = lifecycle.PhaseEditing
+		}
+		if c.Phase != nil && *c.Phase != "" {
+			phase = *c.Phase
+		}
+		return startReconfigure(d, svc, phase, c.RequestedBy), nil
+	}
+	return nil, nil
+}
+
+// applyFields sets the plain fields a change carries and reports whether
+// the values changed.
+func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (valuesChanged bool) {
+	if c.Labels != nil {
+		svc.Labels = maps.Clone(*c.Labels)
+	}
+	if c.Locations != nil {
+		svc.Locations = maps.Clone(*c.Locations)
+	}
+	if c.Tenants != nil {
+		svc.Tenants = maps.Clone(*c.Tenants)
+	}
+	if c.AutoUpgrade != nil {
+		svc.AutoUpgrade = *c.AutoUpgrade
+		if *c.AutoUpgrade {
+			svc.UpgradeBlockedFor = ""
+		}
+	}
+	if c.AutoRollback != nil {
+		svc.AutoRollback = *c.AutoRollback
+	}
+	if c.Accepted != nil {
+		svc.Accepted = lifecycle.Accepted{EULA: c.Accepted.EULA, Signatures: c.Accepted.Signatures, AccessGrants: lifecycle.CloneJSON(c.Accepted.AccessGrants)}
+		if svc.Status == lifecycle.StatusUnresolved || svc.Status == lifecycle.StatusReady {
+			if acceptanceComplete(svc.Accepted, wantGrants) == nil {
+				svc.Status = lifecycle.StatusReady
+			} else {
+				svc.Status = lifecycle.StatusUnresolved
+			}
+		}
+	}
+	if c.Values != nil {
+		before := svc.Values
+		applyValues(svc, c)
+		valuesChanged = before != svc.Values
+	}
+	if c.Reconfigure != nil {
+		svc.Reconfigure = slices.Clone(c.Reconfigure)
+	}
+	return valuesChanged
+}
+
+// transition moves the lifecycle state: activation is an operation;
+// deactivate, pause and resume happen in the request's transaction and
+// are recorded in the history as finished operations.
+func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrants map[string]any, by string) (*lifecycle.Operation, error) {
+	if err := lifecycle.CheckTransition(svc.LifecycleState, to); err != nil {
+		return nil, err
+	}
+	if busy {
+		return nil, fmt.Errorf("service %s: cannot move %s -> %s while a %s operation is in progress: %w", svc.ID, svc.LifecycleState, to, svc.Progress.TypeOr("previous"), lifecycle.ErrConflict)
+	}
+	switch {
+	case svc.LifecycleState == lifecycle.StateInactive && to == lifecycle.StateActive:
+		return startActivation(d, svc, wantGrants, by)
+	case to == lifecycle.StateInactive:
+		recordInstant(d, svc, lifecycle.OpDeactivate, by)
+		svc.LifecycleState = lifecycle.StateInactive
+		svc.Status = lifecycle.StatusReady
+		svc.Phase = lifecycle.PhaseUninstalling
+	case to == lifecycle.StatePaused:
+		recordInstant(d, svc, lifecycle.OpPause, by)
+		svc.LifecycleState = lifecycle.StatePaused
+	case svc.LifecycleState == lifecycle.StatePaused && to == lifecycle.StateActive:
+		recordInstant(d, svc, lifecycle.OpResume, by)
+		svc.LifecycleState = lifecycle.StateActive
+		svc.Status = lifecycle.StatusBusy
+	}
+	return nil, nil
+}

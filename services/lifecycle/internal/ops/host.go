@@ -1,0 +1,278 @@
+package ops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/target"
+)
+
+// This file is the engine's Host: it loads operations from the store,
+// journals their steps on the operation and the service's progress (all
+// through the one write path), runs each step from the operation's table
+// and closes operations.
+
+// run is one execution of an operation; scratch holds what steps computed
+// (recomputed after a restart).
+type run struct {
+	op *lifecycle.Operation
+
+	svc     *lifecycle.Service
+	scratch map[string]any
+}
+
+// cache is the run's scratch, made on first use.
+func (r *run) cache() map[string]any {
+	if r.scratch == nil {
+		r.scratch = map[string]any{}
+	}
+	return r.scratch
+}
+
+func (r *run) Kind() string          { return r.op.Type }
+func (r *run) Runnable() bool        { return !r.op.Done() && r.op.Outcome != lifecycle.OutcomeStuck }
+func (r *run) Steps() int            { return len(r.op.Steps) }
+func (r *run) StepName(i int) string { return r.op.Steps[i].Name }
+func (r *run) Outcome() string       { return r.op.Outcome }
+func (r *run) StepDone(i int) bool {
+	return r.op.Steps[i].Status == lifecycle.StepSucceeded || r.op.Steps[i].Status == lifecycle.StepSkipped
+}
+
+// retryable: a peer or target that is down, unless the step said the
+// failure is final.
+func retryable(err error) bool {
+	var b *lifecycle.BlockedError
+	return !errors.As(err, &b) && transient(err)
+}
+
+// transient reports errors worth retrying: a peer or target that is down.
+func transient(err error) bool {
+	if errors.Is(err, lifecycle.ErrUnavailable) || errors.Is(err, target.ErrUnreachable) {
+		return true
+	}
+	if st, ok := status.FromError(errors.Unwrap(err)); ok && st.Code() == codes.Unavailable {
+		return true
+	}
+	return false
+}
+
+// host implements engine.Host over the store, for the runner.
+type host struct{ r *Runner }
+
+func (h host) Load(ctx context.Context, k engine.Key) (*run, error) {
+	op, err := h.r.d.Repo.Operation(ctx, k.Service, k.Operation)
+	if err != nil {
+		return nil, err
+	}
+	return &run{op: op}, nil
+}
+
+func (h host) Unfinished(ctx context.Context) ([]engine.Key, error) {
+	ops, err := h.r.d.Repo.UnfinishedOperations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]engine.Key, 0, len(ops))
+	for _, op := range ops {
+		if op.Outcome == lifecycle.OutcomeStuck {
+			continue // waits for a rollback or a force delete
+		}
+		h.r.d.Log.Debug("unfinished operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+		keys = append(keys, engine.Key{Service: op.ServiceID, Operation: op.ID})
+	}
+	return keys, nil
+}
+
+// Active lists the operations the services in the view say are running:
+// the engine's frequent takeover sweep reads memory, not the journal.
+func (h host) Active(ctx context.Context) ([]engine.Key, error) {
+	var keys []engine.Key
+	for _, svc := range h.r.d.Repo.Services(ctx) {
+		if svc.ActiveOperation != "" {
+			keys = append(keys, engine.Key{Service: svc.ID, Operation: svc.ActiveOperation})
+		}
+	}
+	return keys, nil
+}
+
+func (h host) StepRunning(ctx context.Context, r *run, i int) (time.Time, error) {
+	if err := h.saveStep(ctx, r, i, lifecycle.StepRunning, ""); err != nil {
+		return time.Time{}, err
+	}
+	return r.op.Steps[i].StartedAt, nil
+}
+
+// Run reads the service afresh and runs the operation's step i.
+func (h host) Run(ctx context.Context, r *run, i int) error {
+	svc, err := h.r.d.Repo.Service(ctx, r.op.ServiceID)
+	// A delete's later steps run once the record may be gone.
+	goneMidDelete := errors.Is(err, lifecycle.ErrNotFound) && r.op.Type == lifecycle.OpDelete && i > 0
+	if err != nil && !goneMidDelete {
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("service vanished: %w", err))
+	}
+	r.svc = svc
+	_, st, err := lookup(r.op, i)
+	if err != nil {
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
+	}
+	return st.run(ctx, &h.r.d, r)
+}
+
+func (h host) StepSucceeded(ctx context.Context, r *run, i int) error {
+	return h.saveStep(ctx, r, i, lifecycle.StepSucceeded, "")
+}
+
+func (h host) Retrying(ctx context.Context, r *run, i, attempt int, cause error) {
+	op := r.op
+	op.Attempts = attempt
+	h.r.d.Log.Warn("step failed; retrying", "service", op.ServiceID, "operation", op.ID, "step", op.Steps[i].Name, "attempt", attempt, "error", cause)
+	_ = h.noteRetry(ctx, r, op.Steps[i].Name, cause)
+}
+
+func (h host) Failed(ctx context.Context, r *run, i int, cause error, stuck bool) {
+	h.fail(ctx, r, i, cause, stuck)
+}
+
+func (h host) Succeeded(ctx context.Context, r *run) { h.finish(ctx, r) }
+
+func (h host) saveStep(ctx context.Context, r *run, i int, st, msg string) error {
+	op := r.op
+	now := h.r.d.Now()
+	op.Steps[i].Status = st
+	op.Steps[i].Message = msg
+	switch st {
+	case lifecycle.StepRunning:
+		if op.Steps[i].StartedAt.IsZero() {
+			op.Steps[i].StartedAt = now
+		}
+		op.Outcome = lifecycle.OutcomeRunning
+	case lifecycle.StepSucceeded, lifecycle.StepFailed:
+		op.Steps[i].FinishedAt = now
+		op.Attempts = 0
+	}
+	return h.r.d.Writer.PutOperation(ctx, op, func(svc *lifecycle.Service) bool {
+		if svc.ActiveOperation != op.ID {
+			return false
+		}
+		svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[i].Name, Message: msg, Percent: progressPercent(op, i, st)}
+		return true
+	})
+}
+
+func progressPercent(op *lifecycle.Operation, i int, st string) int {
+	done := i
+	if st == lifecycle.StepSucceeded {
+		done++
+	}
+	return done * 100 / len(op.Steps)
+}
+
+// noteRetry shows a retried step's reason in the service's state.
+func (h host) noteRetry(ctx context.Context, r *run, step string, cause error) error {
+	_, err := h.r.d.Writer.Mutate(ctx, r.op.ServiceID, func(_ lifecycle.Tx, svc *lifecycle.Service) error {
+		if svc.Progress != nil && svc.Progress.OperationID == r.op.ID {
+			svc.Progress.Message = fmt.Sprintf("retrying %s: %v", step, cause)
+		}
+		return nil
+	})
+	return err
+}
+
+// fail ends an operation whose step i failed (or is stuck: it exceeded
+// its time bound and waits for a rollback or a force delete).
+func (h host) fail(ctx context.Context, r *run, i int, cause error, stuck bool) {
+	op := r.op
+	outcome := lifecycle.OutcomeFailed
+	if stuck {
+		outcome = lifecycle.OutcomeStuck
+	}
+	op.Steps[i].Status = lifecycle.StepFailed
+	op.Steps[i].Message = cause.Error()
+	op.Steps[i].FinishedAt = h.r.d.Now()
+	for j := i + 1; j < len(op.Steps); j++ {
+		op.Steps[j].Status = lifecycle.StepSkipped
+	}
+	op.Outcome = outcome
+	if outcome != lifecycle.OutcomeStuck {
+		op.FinishedAt = h.r.d.Now()
+	}
+	h.r.d.Log.Warn("operation failed", "service", op.ServiceID, "operation", op.ID, "type", op.Type, "step", op.Steps[i].Name, "outcome", outcome, "error", cause)
+	errType := lifecycle.ErrTypeInstall
+	var details []lifecycle.ErrorDetail
+	var b *lifecycle.BlockedError
+	if errors.As(cause, &b) {
+		errType, details = b.ErrType, b.Details
+	}
+	err := h.r.d.Writer.CloseOperation(ctx, op, func(svc *lifecycle.Service) {
+		if svc.ActiveOperation == op.ID && outcome != lifecycle.OutcomeStuck {
+			svc.ActiveOperation = ""
+		}
+		svc.ErrorDetails = append(lifecycle.WithoutType(svc.ErrorDetails, errType), lifecycle.ErrorDetail{Type: errType, Severity: lifecycle.SeverityError,
+			Message: fmt.Sprintf("%s failed at step %s: %v", op.Type, op.Steps[i].Name, cause)})
+		svc.ErrorDetails = append(svc.ErrorDetails, details...)
+		if outcome == lifecycle.OutcomeStuck {
+			svc.ErrorDetails = append(svc.ErrorDetails, lifecycle.ErrorDetail{Type: errType, Severity: lifecycle.SeverityError,
+				Message: fmt.Sprintf("%s is stuck at step %s; recover with POST /rollback or DELETE ?forceDelete=true", op.Type, op.Steps[i].Name)})
+		}
+		if svc.Progress == nil || svc.Progress.OperationID != op.ID {
+			svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type}
+		}
+		// state.operation says how the operation ended and where, not the
+		// last progress message of the step that failed.
+		svc.Progress.Outcome = outcome
+		svc.Progress.Step = op.Steps[i].Name
+		svc.Progress.Message = fmt.Sprintf("%s at step %s: %v", strings.ToLower(outcome), op.Steps[i].Name, cause)
+		svc.Progress.Percent = max(svc.Progress.Percent, 0)
+		if def, ok := operationTypes()[op.Type]; ok && def.onFailure != nil {
+			def.onFailure(svc, op, outcome)
+		}
+	})
+	if err != nil {
+		h.r.d.Log.Error("record failed operation", "operation", op.ID, "error", err)
+	}
+	h.afterFailure(ctx, op, outcome)
+}
+
+// finish records a successful operation.
+func (h host) finish(ctx context.Context, r *run) {
+	op := r.op
+	op.Outcome = lifecycle.OutcomeSucceeded
+	op.FinishedAt = h.r.d.Now()
+	err := h.r.d.Writer.CloseOperation(ctx, op, func(svc *lifecycle.Service) {
+		if svc.ActiveOperation == op.ID {
+			svc.ActiveOperation = ""
+		}
+		if svc.Progress != nil && svc.Progress.OperationID == op.ID {
+			svc.Progress.Percent = 100
+			svc.Progress.Message = "done"
+			svc.Progress.Outcome = lifecycle.OutcomeSucceeded
+		}
+	})
+	if err != nil {
+		h.r.d.Log.Error("record finished operation", "operation", op.ID, "error", err)
+	}
+	h.r.d.Log.Info("operation succeeded", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
+}
+
+// afterFailure starts an automatic rollback when the service asks for one.
+func (h host) afterFailure(ctx context.Context, op *lifecycle.Operation, outcome string) {
+	if op.Type != lifecycle.OpUpgrade || outcome != lifecycle.OutcomeFailed {
+		return
+	}
+	svc, err := h.r.d.Repo.Service(ctx, op.ServiceID)
+	if err != nil || !svc.AutoRollback || svc.PreviousVersion == nil || svc.Version != op.ToVersion {
+		return
+	}
+	h.r.d.Log.Info("upgrade failed; rolling back automatically", "service", svc.ID, "to", svc.PreviousVersion.Version)
+	if _, err := h.r.Rollback(ctx, svc.ID, "", "auto-rollback"); err != nil {
+		h.r.d.Log.Error("automatic rollback", "service", svc.ID, "error", err)
+	}
+}

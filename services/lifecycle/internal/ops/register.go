@@ -1,0 +1,113 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
+)
+
+// Register: POST /v2/vcf-services. Download the bundle and record it on
+// the service, then validate it and enter it in the catalog.
+var registerOp = operation{
+	typ: lifecycle.OpRegister,
+	steps: []step{
+		{"download", registerDownload},
+		{"validate", registerValidate},
+	},
+	onFailure: func(svc *lifecycle.Service, _ *lifecycle.Operation, _ string) {
+		svc.Status = lifecycle.StatusUnhealthy
+	},
+}
+
+// registerDownload fetches the bundle and records it on the service.
+func registerDownload(ctx context.Context, d *Deps, r *run) error {
+	b, err := steps.Fetch(ctx, d.Bundles, d.Writer, r.op, r.op.Params.Source)
+	if err != nil {
+		return err
+	}
+	return adoptBundle(ctx, d, r, b)
+}
+
+// packageIdentity reconciles what the request named with what the package
+// says.
+func packageIdentity(b *bundle.Bundle, wantName, wantVersion string) (name, version string, err error) {
+	name = b.Package.RefName
+	version = b.Package.Version
+	if wantName != "" && name != "" && wantName != name {
+		return "", "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the request names the service %q but the package's spec.refName is %q", wantName, name))
+	}
+	if wantVersion != "" && version != "" && wantVersion != version {
+		return "", "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the request names version %q but the package's spec.version is %q", wantVersion, version))
+	}
+	if name == "" {
+		name = wantName
+	}
+	if version == "" {
+		version = wantVersion
+	}
+	if name == "" {
+		return "", "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("package.yml has no spec.refName and the request named none: pass \"name\""))
+	}
+	if version == "" {
+		return "", "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("package.yml has no spec.version (set by the build) and the request named none: pass \"version\""))
+	}
+	return name, version, nil
+}
+
+func vendorOf(b *bundle.Bundle) string {
+	v := strings.ToLower(strings.TrimSpace(b.Package.ProviderName))
+	v = strings.ReplaceAll(v, " ", "-")
+	if v == "" {
+		return "unknown"
+	}
+	return v
+}
+
+// adoptBundle records the downloaded bundle on the service.
+func adoptBundle(ctx context.Context, d *Deps, r *run, b *bundle.Bundle) error {
+	name, version, err := packageIdentity(b, r.op.Params.Name, r.op.Params.Version)
+	if err != nil {
+		return err
+	}
+	r.op.ToVersion = version
+	r.op.ServiceName = name
+	r.op.Params.TargetDigest = b.Digest
+	_, err = d.Writer.Mutate(ctx, r.op.ServiceID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
+		for _, other := range d.Repo.Services(ctx) {
+			if other.ID != svc.ID && other.Name == name && other.LifecycleState != lifecycle.StateDecommissioned {
+				return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("%s is already registered as service %s (version %s): upgrade that service (PATCH source) or register this version with POST /v2/vcf-service-versions", name, other.ID, other.Version))
+			}
+		}
+		svc.Name, svc.Version, svc.Digest = name, version, b.Digest
+		svc.Vendor = vendorOf(b)
+		svc.Namespace = lifecycle.Namespace(name)
+		return tx.PutOperation(r.op)
+	})
+	return err
+}
+
+// registerValidate validates the bundle and enters it in the catalog.
+func registerValidate(ctx context.Context, d *Deps, r *run) error {
+	svc := r.svc
+	b, err := steps.LoadBundle(d.Bundles, svc)
+	if err != nil {
+		return err
+	}
+	warnings, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b)
+	if err != nil {
+		return err
+	}
+	_, err = d.Writer.Mutate(ctx, svc.ID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
+		svc.ErrorDetails = warnings
+		svc.Status = lifecycle.StatusUnresolved
+		svc.Phase = lifecycle.PhaseResolving
+		entry := &lifecycle.CatalogEntry{Name: svc.Name, Version: svc.Version, Source: svc.Source, Digest: svc.Digest,
+			Status: lifecycle.StatusReady, RegisteredAt: d.Now(), BuiltIn: svc.BuiltIn, Constraints: steps.CatalogConstraints(b)}
+		return tx.PutCatalog(entry)
+	})
+	return err
+}

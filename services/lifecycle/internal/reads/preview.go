@@ -1,0 +1,260 @@
+package reads
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
+)
+
+// Resource plan actions (seed 002 "Resource Handling During Upgrade").
+const (
+	ActionCreated        = "created"
+	ActionDecommissioned = "decommissioned"
+	ActionReconfigured   = "reconfigured"
+	ActionUnchanged      = "unchanged"
+)
+
+// UpgradePlan is everything an upgrade checks and would do.
+type UpgradePlan struct {
+	FromVersion, ToVersion string
+	Allowed                bool
+	Compatibility          []lifecycle.CheckResult
+	Hook                   *lifecycle.HookReport
+	Dynamic                *lifecycle.PreCheckReport
+	ConfigurationErrors    []string
+	Resources              []PlanEntry
+	SuggestedPath          []string
+	BlockingReasons        []string
+}
+
+// PlanEntry says what an upgrade does with one resource.
+type PlanEntry struct {
+	Type, Name, Supervisor, Action string
+	// CurrentYAML and PlannedYAML are the resource before and after (empty
+	// where it does not exist, and for unchanged resources) so a client
+	// can show what a reconfiguration changes.
+	CurrentYAML, PlannedYAML string
+}
+
+// planVersions are what a plan compares: the installed version (svc, its
+// bundle ob) and the target (next, its bundle nb, version to).
+type planVersions struct {
+	svc, next *lifecycle.Service
+	ob, nb    *bundle.Bundle
+	to        string
+}
+
+// planResources classifies each resource as an upgrade would handle it.
+func planResources(have []*lifecycle.Resource, want []*lifecycle.Resource) []PlanEntry {
+	d := lifecycle.DiffResources(have, want)
+	out := make([]PlanEntry, 0, len(d.Changes)+len(d.Removed))
+	for _, c := range d.Changes {
+		e := PlanEntry{Type: c.Want.Kind, Name: c.Want.Name, Supervisor: c.Want.Supervisor, Action: ActionCreated, PlannedYAML: lifecycle.DocYAML(c.Want.Doc)}
+		if c.Have != nil {
+			e.Action, e.PlannedYAML = ActionUnchanged, ""
+			if c.Have.Hash != c.Want.Hash {
+				e.Action, e.CurrentYAML, e.PlannedYAML = ActionReconfigured, lifecycle.DocYAML(c.Have.Doc), lifecycle.DocYAML(c.Want.Doc)
+			}
+		}
+		out = append(out, e)
+	}
+	for _, r := range d.Removed {
+		out = append(out, PlanEntry{Type: r.Kind, Name: r.Name, Supervisor: r.Supervisor, Action: ActionDecommissioned, CurrentYAML: lifecycle.DocYAML(r.Doc)})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Type != out[j].Type {
+			return out[i].Type < out[j].Type
+		}
+		if out[i].Supervisor != out[j].Supervisor {
+			return out[i].Supervisor < out[j].Supervisor
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// PreviewUpgrade runs every check of an upgrade without changing anything
+// and returns what the upgrade would do.
+func (p *Previews) PreviewUpgrade(ctx context.Context, id, source, targetVersion string) (*UpgradePlan, error) {
+	svc, err := p.reader.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	ob, err := p.reader.requestBundle(svc)
+	if err != nil {
+		return nil, err
+	}
+	nb, err := p.previewTarget(ctx, svc, source, targetVersion)
+	if err != nil {
+		return nil, err
+	}
+	toVersion, err := steps.CheckTargetBundle(svc, nb)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", err, lifecycle.ErrInvalidArgument)
+	}
+	plan := &UpgradePlan{FromVersion: svc.Version, ToVersion: toVersion, Allowed: true}
+	if _, err := steps.ValidateBundle(ctx, p.ports.Render(), p.ports.Peers.Compatibility, svc, nb); err != nil {
+		if errors.Is(err, lifecycle.ErrUnavailable) {
+			return nil, err
+		}
+		plan.block(err.Error())
+	}
+	plan.ConfigurationErrors = steps.CheckConfiguration(ctx, p.ports.Render(), svc, nb)
+	for _, e := range plan.ConfigurationErrors {
+		plan.block("configuration: " + e)
+	}
+	next := svc.Clone()
+	next.Version, next.Digest = toVersion, nb.Digest
+	rend, err := steps.Render(ctx, p.ports.Render(), next, nb, lifecycle.RenderInput{})
+	if err != nil {
+		if errors.Is(err, lifecycle.ErrUnavailable) {
+			return nil, err
+		}
+		plan.block("render: " + err.Error())
+		return plan, nil
+	}
+	u := &planVersions{svc: svc, next: next, ob: ob, nb: nb, to: toVersion}
+	if err := p.previewChecks(ctx, plan, u, rend); err != nil {
+		return nil, err
+	}
+	have, err := p.ports.Repo.Resources(ctx, svc.ID)
+	if err != nil {
+		return nil, err
+	}
+	want, err := rend.Place(next, toVersion, p.ports.Now())
+	if err != nil {
+		plan.block(err.Error())
+	} else {
+		plan.Resources = planResources(have, want)
+	}
+	return plan, nil
+}
+
+func (p *UpgradePlan) block(reason string) {
+	p.Allowed = false
+	p.BlockingReasons = append(p.BlockingReasons, reason)
+}
+
+// previewTarget finds the bundle a preview looks at: a source, a
+// registered version, or the newest registered one.
+func (p *Previews) previewTarget(ctx context.Context, svc *lifecycle.Service, source, targetVersion string) (*bundle.Bundle, error) {
+	switch {
+	case source != "":
+		if err := lifecycle.ValidateSource(p.bundles, source); err != nil {
+			return nil, err
+		}
+		nb, err := p.bundles.Fetch(ctx, source, nil)
+		if err != nil {
+			return nil, lifecycle.InvalidArgument("upgrade plan", err)
+		}
+		return nb, nil
+	case targetVersion != "":
+		entry, err := p.reader.catalogEntry(ctx, svc.Name, targetVersion)
+		if err != nil {
+			return nil, err
+		}
+		return p.bundles.Load(entry.Digest)
+	}
+	next, err := p.reader.AvailableUpgrade(ctx, svc)
+	if err != nil {
+		return nil, err
+	}
+	if next == nil {
+		return nil, fmt.Errorf("no newer version of %s is registered: give a source or a targetVersion: %w", svc.Name, lifecycle.ErrInvalidArgument)
+	}
+	return p.bundles.Load(next.Digest)
+}
+
+// previewChecks runs the compatibility evaluation, the hook and the
+// dynamic pre-checks an upgrade would run, noting what blocks.
+func (p *Previews) previewChecks(ctx context.Context, plan *UpgradePlan, u *planVersions, rend *steps.Rendered) error {
+	results, err := steps.UpgradeCompatibility(ctx, p.ports.Check(), u.svc, u.ob, u.nb, u.to, rend)
+	if err != nil {
+		if errors.Is(err, lifecycle.ErrUnavailable) {
+			return err
+		}
+		plan.block(err.Error())
+	}
+	plan.Compatibility = results
+	for _, r := range results {
+		if strings.EqualFold(r.Severity, "ERROR") {
+			plan.block(r.Message)
+		}
+	}
+	if !plan.Allowed {
+		plan.SuggestedPath = p.suggestPath(ctx, u.svc, u.ob, u.to, rend)
+	}
+	hook, err := steps.RunHook(ctx, p.ports.Hook(), u.svc, u.ob, u.nb, u.to)
+	if err != nil {
+		return err
+	}
+	plan.Hook = hook
+	if hook.Failure != "" {
+		plan.block("pre-check hook: " + hook.Failure)
+	}
+	for _, r := range hook.Results {
+		if strings.EqualFold(r.Severity, "ERROR") {
+			plan.block("pre-check hook: " + r.Message)
+		}
+	}
+	report, err := steps.DynamicPrechecks(ctx, p.ports.Precheck(), u.next, u.nb, rend, u.to)
+	if err != nil {
+		if errors.Is(err, lifecycle.ErrUnavailable) {
+			return err
+		}
+		plan.block(err.Error())
+		return nil
+	}
+	plan.Dynamic = report
+	if report.Status == "Failed" {
+		plan.block("dynamic pre-checks: " + steps.FailedChecks(report))
+	}
+	return nil
+}
+
+// suggestPath asks the compatibility service for a legal chain of
+// registered versions.
+func (p *Previews) suggestPath(ctx context.Context, svc *lifecycle.Service, ob *bundle.Bundle, toVersion string, rend *steps.Rendered) []string {
+	entries, err := p.ports.Repo.Catalog(ctx, svc.Name)
+	if err != nil {
+		return nil
+	}
+	if !version.IsSemver(svc.Version) {
+		return nil
+	}
+	var avail []lifecycle.PackageVersion
+	for _, e := range entries {
+		// Path planning works on semantic versions only, and only versions
+		// above the installed one can be on a path.
+		if e.Digest == "" || e.Status != lifecycle.StatusReady || !version.IsSemver(e.Version) || version.Compare(e.Version, svc.Version) <= 0 {
+			continue
+		}
+		if e.Constraints != nil {
+			avail = append(avail, lifecycle.PackageVersion{Name: e.Name, Version: e.Version, BuiltIn: e.BuiltIn, Constraints: *e.Constraints})
+			continue
+		}
+		b, err := p.bundles.Load(e.Digest)
+		if err != nil {
+			continue
+		}
+		avail = append(avail, steps.PackageVersion(b, e.Version, e.BuiltIn))
+	}
+	envs, err := steps.Environments(ctx, p.ports.Repo, rend)
+	if err != nil {
+		return nil
+	}
+	path, found, err := p.ports.Peers.Compatibility.PlanUpgradePath(ctx, lifecycle.PathRequest{
+		Installed: steps.PackageVersion(ob, svc.Version, svc.BuiltIn), Available: avail, TargetVersion: toVersion, Environments: envs,
+	})
+	if err != nil || !found {
+		return nil
+	}
+	return path
+}
