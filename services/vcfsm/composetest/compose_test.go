@@ -34,36 +34,36 @@ func TestComposeStack(t *testing.T) {
 			t.FailNow()
 		}
 	}
-	run("happy path", func(t *testing.T) { s.happyPath(t) })
+	run("happy path", func(t *testing.T) { happyPath(t, s) })
 	id := ""
 	run("kill an etcd member during an activation", func(t *testing.T) {
 		var d time.Duration
-		id, d = s.killEtcdMemberDuringActivation(t)
+		id, d = killEtcdMemberDuringActivation(t, s)
 		report = append(report, fmt.Sprintf("etcd leader killed during an activation: Healthy %s after the kill", d.Round(100*time.Millisecond)))
 	})
 	run("kill the replica running an upgrade", func(t *testing.T) {
-		takeover, done := s.killOwnerDuringUpgrade(t, id)
+		takeover, done := killOwnerDuringUpgrade(t, s, id)
 		require.Less(t, takeover, ownerTTL+5*time.Second, "takeover within TTL + 5 s")
 		report = append(report, fmt.Sprintf("owner of a running upgrade killed: taken over after %s, upgrade Healthy after %s", takeover.Round(100*time.Millisecond), done.Round(100*time.Millisecond)))
 	})
 	run("cut the replica running an upgrade off the network", func(t *testing.T) {
-		takeover, fenced := s.disconnectOwnerDuringUpgrade(t, id)
+		takeover, fenced := disconnectOwnerDuringUpgrade(t, s, id)
 		require.Less(t, takeover, ownerTTL+5*time.Second, "takeover within TTL + 5 s")
 		report = append(report, fmt.Sprintf("owner of a running upgrade cut off: taken over after %s; the cut-off replica had %v writes refused (fenced) and recorded nothing", takeover.Round(100*time.Millisecond), fenced))
 	})
 	run("restart the whole stack", func(t *testing.T) {
-		d := s.restartEverything(t, id)
+		d := restartEverything(t, s, id)
 		report = append(report, fmt.Sprintf("whole stack restarted: every container healthy and every service as it was after %s", d.Round(100*time.Millisecond)))
 	})
 }
 
 // happyPath: create → activate → upgrade asking the hook → rollback → delete.
-func (s *stack) happyPath(t *testing.T) {
+func happyPath(t *testing.T, s *stack) {
 	id := s.create(t, depot("1.1.0"))
 	s.activate(t, id)
 	s.waitHealthyAt(t, id, "1.1.0")
 	s.requireTargets(t, id, map[string]int64{"SupervisorService": 1, "GlobalRole": 1})
-	s.readYourWrites(t, id)
+	readYourWrites(t, s, id)
 
 	asked := s.samplehookAsked(t)
 	s.upgrade(t, id, "2.0.0")
@@ -89,7 +89,7 @@ func (s *stack) happyPath(t *testing.T) {
 // readYourWrites: a label PATCHed through gateway-1 is seen by every GET
 // through gateway-2 that sends the PATCH's revision back, whichever
 // lifecycle replica answers it.
-func (s *stack) readYourWrites(t *testing.T, id string) {
+func readYourWrites(t *testing.T, s *stack, id string) {
 	for i := range 10 {
 		value := fmt.Sprintf("write-%d", i)
 		w := s.doAt(s.gateway[0], http.MethodPatch, "/v2/vcf-services/"+id, map[string]any{"labels": map[string]string{"e2e": value}}, nil)
@@ -106,9 +106,9 @@ func (s *stack) readYourWrites(t *testing.T, id string) {
 
 // killEtcdMemberDuringActivation kills the etcd leader right after the
 // activating PATCH; the activation completes on the two members left.
-func (s *stack) killEtcdMemberDuringActivation(t *testing.T) (string, time.Duration) {
+func killEtcdMemberDuringActivation(t *testing.T, s *stack) (string, time.Duration) {
 	id := s.create(t, depot("1.1.0"))
-	leader := s.etcdLeader(t)
+	leader := etcdLeader(t, s)
 	s.activate(t, id)
 	killed := time.Now()
 	out, err := docker("kill", s.container(t, leader))
@@ -125,7 +125,7 @@ func (s *stack) killEtcdMemberDuringActivation(t *testing.T) (string, time.Durat
 }
 
 // etcdLeader is the compose service name of etcd's current leader.
-func (s *stack) etcdLeader(t *testing.T) string {
+func etcdLeader(t *testing.T, s *stack) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	st, err := s.etcd.Status(ctx, s.etcd.Endpoints()[0])
@@ -144,7 +144,7 @@ func (s *stack) etcdLeader(t *testing.T) string {
 // upgradeHeldByOwner starts an upgrade to 2.0.0 and waits until it holds
 // in its precheck-hook step (the hook answers after hookDelay); it returns
 // the replica running it.
-func (s *stack) upgradeHeldByOwner(t *testing.T, id string) string {
+func upgradeHeldByOwner(t *testing.T, s *stack, id string) string {
 	s.upgrade(t, id, "2.0.0")
 	s.waitFor(t, id, "in the precheck-hook step", time.Minute, func(v view) bool { return v.stepOf("upgrade") == "precheck-hook" })
 	owner := s.owner(t, id)
@@ -153,7 +153,7 @@ func (s *stack) upgradeHeldByOwner(t *testing.T, id string) string {
 }
 
 // waitNewOwner waits until the other replica owns the operation.
-func (s *stack) waitNewOwner(t *testing.T, id, old string, since time.Time) time.Duration {
+func waitNewOwner(t *testing.T, s *stack, id, old string, since time.Time) time.Duration {
 	deadline := time.Now().Add(ownerTTL + 30*time.Second)
 	for s.owner(t, id) != other(old) {
 		require.True(t, time.Now().Before(deadline), "no takeover from %s", old)
@@ -164,12 +164,12 @@ func (s *stack) waitNewOwner(t *testing.T, id, old string, since time.Time) time
 
 // killOwnerDuringUpgrade kills (SIGKILL) the replica running an upgrade:
 // the other one takes it over at its journaled step and finishes it.
-func (s *stack) killOwnerDuringUpgrade(t *testing.T, id string) (takeover, done time.Duration) {
-	owner := s.upgradeHeldByOwner(t, id)
+func killOwnerDuringUpgrade(t *testing.T, s *stack, id string) (takeover, done time.Duration) {
+	owner := upgradeHeldByOwner(t, s, id)
 	killed := time.Now()
 	out, err := docker("kill", s.container(t, owner))
 	require.NoError(t, err, out)
-	takeover = s.waitNewOwner(t, id, owner, killed)
+	takeover = waitNewOwner(t, s, id, owner, killed)
 	s.waitHealthyAt(t, id, "2.0.0")
 	done = time.Since(killed)
 	requireStepsOnce(t, s.lastOperation(t, id, "upgrade"))
@@ -184,16 +184,16 @@ func (s *stack) killOwnerDuringUpgrade(t *testing.T, id string) (takeover, done 
 // disconnectOwnerDuringUpgrade cuts the replica running an upgrade off the
 // network: its lease expires, the other replica takes over and finishes;
 // reconnected, the cut-off replica records nothing more and rejoins.
-func (s *stack) disconnectOwnerDuringUpgrade(t *testing.T, id string) (time.Duration, float64) {
+func disconnectOwnerDuringUpgrade(t *testing.T, s *stack, id string) (time.Duration, float64) {
 	s.rollback(t, id, "1.1.0")
 	s.waitHealthyAt(t, id, "1.1.0")
-	owner := s.upgradeHeldByOwner(t, id)
+	owner := upgradeHeldByOwner(t, s, id)
 	network := project + "_default"
 	c := s.container(t, owner)
 	cut := time.Now()
 	out, err := docker("network", "disconnect", network, c)
 	require.NoError(t, err, out)
-	takeover := s.waitNewOwner(t, id, owner, cut)
+	takeover := waitNewOwner(t, s, id, owner, cut)
 	s.waitHealthyAt(t, id, "2.0.0")
 	op := s.lastOperation(t, id, "upgrade")
 	requireStepsOnce(t, op)
@@ -214,7 +214,7 @@ func (s *stack) disconnectOwnerDuringUpgrade(t *testing.T, id string) (time.Dura
 
 // restartEverything stops every container and starts them again: every
 // service comes back as it was.
-func (s *stack) restartEverything(t *testing.T, id string) time.Duration {
+func restartEverything(t *testing.T, s *stack, id string) time.Duration {
 	before := s.get(t, id)
 	objs := s.objects(t, id)
 	out, err := s.compose("stop")
@@ -228,12 +228,12 @@ func (s *stack) restartEverything(t *testing.T, id string) time.Duration {
 	require.Equal(t, before.LifecycleState, after.LifecycleState)
 	require.ElementsMatch(t, before.State.Resources, after.State.Resources)
 	require.Equal(t, objs, s.objects(t, id))
-	s.requireNoOwners(t)
+	requireNoOwners(t, s)
 	return d
 }
 
 // requireNoOwners: with nothing running, no replica holds an ownership key.
-func (s *stack) requireNoOwners(t *testing.T) {
+func requireNoOwners(t *testing.T, s *stack) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	resp, err := s.etcd.Get(ctx, ownersPrefix, clientv3.WithPrefix(), clientv3.WithKeysOnly())

@@ -94,4 +94,3 @@ func (b *Bundle) Signed() bool {
 	}
 	return false
 }
-

@@ -80,9 +80,12 @@ func cleanEntryName(name string) (string, error) {
 	return clean, nil
 }
 
-// extractTar writes one uncompressed tar stream. Sizes are counted on the
-// bytes actually read, never taken from headers alone.
-func (x *extractor) extractTar(ctx context.Context, r io.Reader, layer string) error {
+// walkTar is the one loop that reads a tar stream, for the bundle's own
+// layers and for the layers searched for UI plugin manifests alike: every
+// entry's name passes cleanEntryName (an entry that fails it makes the
+// whole archive hostile, wherever it is), and visit sees the cleaned name
+// and the header of each entry, reading the body from tr if it wants it.
+func walkTar(ctx context.Context, r io.Reader, layer string, visit func(hdr *tar.Header, name string, tr *tar.Reader) error) error {
 	tr := tar.NewReader(r)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -99,25 +102,36 @@ func (x *extractor) extractTar(ctx context.Context, r io.Reader, layer string) e
 		if err != nil {
 			return hostile("layer %s: entry %q: %v", layer, truncate(hdr.Name, 200), err)
 		}
-		switch hdr.Typeflag {
-		case tar.TypeDir:
-			if err := x.mkdir(name, layer); err != nil {
-				return err
-			}
-		case tar.TypeReg, tar.TypeRegA: //nolint:staticcheck // TypeRegA is what old writers emit for regular files
-			if err := x.writeFile(name, hdr.Size, tr, layer); err != nil {
-				return err
-			}
-		case tar.TypeSymlink, tar.TypeLink:
+		if err := visit(hdr, name, tr); err != nil {
+			return err
+		}
+	}
+}
+
+// isRegular reports a regular file entry.
+func isRegular(hdr *tar.Header) bool {
+	return hdr.Typeflag == tar.TypeReg || hdr.Typeflag == tar.TypeRegA //nolint:staticcheck // TypeRegA is what old writers emit for regular files
+}
+
+// extractTar writes one uncompressed tar stream. Sizes are counted on the
+// bytes actually read, never taken from headers alone.
+func (x *extractor) extractTar(ctx context.Context, r io.Reader, layer string) error {
+	return walkTar(ctx, r, layer, func(hdr *tar.Header, name string, tr *tar.Reader) error {
+		switch {
+		case hdr.Typeflag == tar.TypeDir:
+			return x.mkdir(name, layer)
+		case isRegular(hdr):
+			return x.writeFile(name, hdr.Size, tr, layer)
+		case hdr.Typeflag == tar.TypeSymlink, hdr.Typeflag == tar.TypeLink:
 			// A bundle is YAML and Starlark: it never needs links, and
 			// every link is a way out of the tree, so all are refused.
 			return hostile("layer %s: entry %q is a link (to %q); links are not allowed in a bundle", layer, name, truncate(hdr.Linkname, 200))
-		case tar.TypeChar, tar.TypeBlock, tar.TypeFifo:
+		case hdr.Typeflag == tar.TypeChar, hdr.Typeflag == tar.TypeBlock, hdr.Typeflag == tar.TypeFifo:
 			return hostile("layer %s: entry %q is a device or FIFO; only regular files and directories are allowed", layer, name)
 		default:
 			return hostile("layer %s: entry %q has unsupported tar type %q; only regular files and directories are allowed", layer, name, string(hdr.Typeflag))
 		}
-	}
+	})
 }
 
 func (x *extractor) checkParents(name, layer string) error {

@@ -85,26 +85,18 @@ func (f *Fetcher) scanLayer(ctx context.Context, src imageSource, layer v1.Layer
 	})
 }
 
+// scanTar looks through one layer (with the bundle's own entry-name rule:
+// walkTar) for manifest.json files and zips holding one. Entries of other
+// types are passed over: a plugin image is a container image, not a
+// bundle tree, and nothing of it is written out.
 func scanTar(ctx context.Context, r io.Reader, layer, scratch string, maxZip int64, direct, zipped *pluginHit) error {
-	tr := tar.NewReader(r)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
+	return walkTar(ctx, r, layer, func(hdr *tar.Header, name string, tr *tar.Reader) error {
+		if !isRegular(hdr) {
 			return nil
 		}
-		if err != nil {
-			return &layerReadError{layer: layer, err: err}
-		}
-		if hdr.Typeflag != tar.TypeReg && hdr.Typeflag != tar.TypeRegA { //nolint:staticcheck // old writers
-			continue
-		}
-		clean := path.Clean(strings.TrimPrefix(hdr.Name, "/"))
-		depth := strings.Count(clean, "/")
+		depth := strings.Count(name, "/")
 		switch {
-		case path.Base(clean) == pluginManifestName:
+		case path.Base(name) == pluginManifestName:
 			content, err := readManifest(tr, hdr.Size)
 			if err != nil {
 				return &layerReadError{layer: layer, err: err}
@@ -112,7 +104,7 @@ func scanTar(ctx context.Context, r io.Reader, layer, scratch string, maxZip int
 			if content != nil {
 				direct.offer(content, depth)
 			}
-		case strings.HasSuffix(strings.ToLower(clean), ".zip") && hdr.Size <= maxZip:
+		case strings.HasSuffix(strings.ToLower(name), ".zip") && hdr.Size <= maxZip:
 			content, err := manifestFromZip(tr, hdr.Size, scratch, layer)
 			if err != nil {
 				return err
@@ -121,7 +113,8 @@ func scanTar(ctx context.Context, r io.Reader, layer, scratch string, maxZip int
 				zipped.offer(content.content, depth+1+content.depth)
 			}
 		}
-	}
+		return nil
+	})
 }
 
 // readManifest reads a candidate manifest.json; it returns nil when the file
@@ -167,7 +160,11 @@ func manifestFromZip(r io.Reader, size int64, scratch, layer string) (*pluginHit
 	}
 	var hit pluginHit
 	for _, zf := range zr.File {
-		clean := path.Clean(strings.TrimPrefix(zf.Name, "/"))
+		// The archive's own entry-name rule holds inside its zips too.
+		clean, err := cleanEntryName(zf.Name)
+		if err != nil {
+			return nil, hostile("layer %s: zip entry %q: %v", layer, truncate(zf.Name, 200), err)
+		}
 		if path.Base(clean) != pluginManifestName || zf.FileInfo().IsDir() || zf.UncompressedSize64 > maxPluginManifestBytes {
 			continue
 		}

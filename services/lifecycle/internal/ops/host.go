@@ -7,9 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
@@ -20,32 +17,6 @@ import (
 // through the one write path), runs each step from the operation's table
 // and closes operations.
 
-// run is one execution of an operation; scratch holds what steps computed
-// (recomputed after a restart).
-type run struct {
-	op *lifecycle.Operation
-
-	svc     *lifecycle.Service
-	scratch map[string]any
-}
-
-// cache is the run's scratch, made on first use.
-func (r *run) cache() map[string]any {
-	if r.scratch == nil {
-		r.scratch = map[string]any{}
-	}
-	return r.scratch
-}
-
-func (r *run) Kind() string          { return r.op.Type }
-func (r *run) Runnable() bool        { return !r.op.Done() && r.op.Outcome != lifecycle.OutcomeStuck }
-func (r *run) Steps() int            { return len(r.op.Steps) }
-func (r *run) StepName(i int) string { return r.op.Steps[i].Name }
-func (r *run) Outcome() string       { return r.op.Outcome }
-func (r *run) StepDone(i int) bool {
-	return r.op.Steps[i].Status == lifecycle.StepSucceeded || r.op.Steps[i].Status == lifecycle.StepSkipped
-}
-
 // retryable: a peer or target that is down, unless the step said the
 // failure is final.
 func retryable(err error) bool {
@@ -53,15 +24,10 @@ func retryable(err error) bool {
 	return !errors.As(err, &b) && transient(err)
 }
 
-// transient reports errors worth retrying: a peer or target that is down.
+// transient reports errors worth retrying: a peer or target that is down
+// (the adapters turn a gRPC Unavailable into these).
 func transient(err error) bool {
-	if errors.Is(err, lifecycle.ErrUnavailable) || errors.Is(err, target.ErrUnreachable) {
-		return true
-	}
-	if st, ok := status.FromError(errors.Unwrap(err)); ok && st.Code() == codes.Unavailable {
-		return true
-	}
-	return false
+	return errors.Is(err, lifecycle.ErrUnavailable) || errors.Is(err, target.ErrUnreachable)
 }
 
 // host implements engine.Host over the store, for the runner.
@@ -275,4 +241,32 @@ func (h host) afterFailure(ctx context.Context, op *lifecycle.Operation, outcome
 	if _, err := h.r.Rollback(ctx, svc.ID, "", "auto-rollback"); err != nil {
 		h.r.d.Log.Error("automatic rollback", "service", svc.ID, "error", err)
 	}
+}
+
+// operationTypes maps each operation type to its table.
+func operationTypes() map[string]*operation {
+	return map[string]*operation{
+		lifecycle.OpRegister:  &registerOp,
+		lifecycle.OpActivate:  &activateOp,
+		lifecycle.OpConfigure: &reconfigureOp,
+		lifecycle.OpUpgrade:   &upgradeOp,
+		lifecycle.OpRollback:  &rollbackOp,
+		lifecycle.OpDelete:    &deleteOp,
+	}
+}
+
+// lookup finds the step an operation journaled by name; a journal written
+// by another version of the Service Manager may name one this one lacks.
+func lookup(op *lifecycle.Operation, i int) (*operation, step, error) {
+	def, ok := operationTypes()[op.Type]
+	if !ok {
+		return nil, step{}, fmt.Errorf("operation %s has unknown type %q", op.ID, op.Type)
+	}
+	name := op.Steps[i].Name
+	for _, s := range def.steps {
+		if s.name == name {
+			return def, s, nil
+		}
+	}
+	return def, step{}, fmt.Errorf("operation %s (%s) journaled step %q, which this version does not have (steps: %v)", op.ID, op.Type, name, def.names())
 }

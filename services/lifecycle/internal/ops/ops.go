@@ -13,8 +13,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
@@ -50,79 +48,6 @@ type Deps struct {
 	Observer         Observer
 	Log              *slog.Logger
 	Now              func() time.Time
-}
-
-// Engine tunes the operation engine (engine.Config without what Deps
-// gives it).
-type Engine struct {
-	Workers      int
-	StepTimeout  func(step string) time.Duration
-	RetryBackoff time.Duration
-	SweepEvery   time.Duration
-	Claims       engine.Claims
-	ClaimSweep   time.Duration
-}
-
-// Runner starts operations and runs them on the engine.
-type Runner struct {
-	d      Deps
-	engine *engine.Engine[*run]
-}
-
-// New returns a runner; Start runs its workers.
-func New(d Deps, e Engine) *Runner {
-	r := &Runner{d: d}
-	r.engine = engine.New(engine.Config{
-		Workers:      e.Workers,
-		QueueSize:    4096,
-		SweepEvery:   e.SweepEvery,
-		StepTimeout:  e.StepTimeout,
-		RetryBackoff: e.RetryBackoff,
-		MaxBackoff:   30 * time.Second,
-		Retryable:    retryable,
-		// VCFSM_FAILPOINTS is unset in production; the crash tests set it.
-		Failpoints: engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS")),
-		Claims:     e.Claims,
-		ClaimSweep: e.ClaimSweep,
-		Now:        d.Now,
-		Logger:     d.Log,
-		Observer:   d.Observer,
-	}, host{r: r})
-	return r
-}
-
-// Start resumes unfinished operations and runs the workers until ctx
-// ends; wg tracks them.
-func (r *Runner) Start(ctx context.Context, wg *sync.WaitGroup) error {
-	r.countResumed(ctx)
-	return r.engine.Start(ctx, wg)
-}
-
-// QueueDepth is the number of operations waiting for a worker.
-func (r *Runner) QueueDepth() int { return r.engine.QueueDepth() }
-
-// countResumed tells the observer of the unfinished operations found at
-// start. It is not done where the engine lists unfinished operations: the
-// takeover sweep lists them again and again.
-func (r *Runner) countResumed(ctx context.Context) {
-	ops, err := r.d.Repo.UnfinishedOperations(ctx)
-	if err != nil {
-		return // the engine's own listing reports the error
-	}
-	for _, op := range ops {
-		if op.Outcome != lifecycle.OutcomeStuck {
-			r.d.Log.Info("resuming operation", "service", op.ServiceID, "operation", op.ID, "type", op.Type)
-			r.d.Observer.OperationResumed(op.Type)
-		}
-	}
-}
-
-// enqueue queues op for a worker; the request in ctx is the one whose
-// trace the operation's run continues.
-func (r *Runner) enqueue(ctx context.Context, op *lifecycle.Operation) {
-	k := engine.Key{Service: op.ServiceID, Operation: op.ID}
-	r.d.Observer.OperationQueued(ctx, k.String())
-	r.engine.Enqueue(k)
 }
 
 // step is one row of an operation's table: its name (journaled, named by
@@ -164,34 +89,6 @@ func (o *operation) start(d *Deps, svc *lifecycle.Service, by string, params lif
 	return op
 }
 
-// operationTypes maps each operation type to its table.
-func operationTypes() map[string]*operation {
-	return map[string]*operation{
-		lifecycle.OpRegister:  &registerOp,
-		lifecycle.OpActivate:  &activateOp,
-		lifecycle.OpConfigure: &reconfigureOp,
-		lifecycle.OpUpgrade:   &upgradeOp,
-		lifecycle.OpRollback:  &rollbackOp,
-		lifecycle.OpDelete:    &deleteOp,
-	}
-}
-
-// lookup finds the step an operation journaled by name; a journal written
-// by another version of the Service Manager may name one this one lacks.
-func lookup(op *lifecycle.Operation, i int) (*operation, step, error) {
-	def, ok := operationTypes()[op.Type]
-	if !ok {
-		return nil, step{}, fmt.Errorf("operation %s has unknown type %q", op.ID, op.Type)
-	}
-	name := op.Steps[i].Name
-	for _, s := range def.steps {
-		if s.name == name {
-			return def, s, nil
-		}
-	}
-	return def, step{}, fmt.Errorf("operation %s (%s) journaled step %q, which this version does not have (steps: %v)", op.ID, op.Type, name, def.names())
-}
-
 // newOperationID sorts by creation time.
 func newOperationID(now time.Time) string {
 	var b [4]byte
@@ -215,4 +112,30 @@ func recordInstant(d *Deps, svc *lifecycle.Service, typ, by string) {
 func running(svc *lifecycle.Service, op *lifecycle.Operation) {
 	svc.ActiveOperation = op.ID
 	svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[0].Name, Percent: -1}
+}
+
+// run is one execution of an operation; scratch holds what steps computed
+// (recomputed after a restart).
+type run struct {
+	op *lifecycle.Operation
+
+	svc     *lifecycle.Service
+	scratch map[string]any
+}
+
+// cache is the run's scratch, made on first use.
+func (r *run) cache() map[string]any {
+	if r.scratch == nil {
+		r.scratch = map[string]any{}
+	}
+	return r.scratch
+}
+
+func (r *run) Kind() string          { return r.op.Type }
+func (r *run) Runnable() bool        { return !r.op.Done() && r.op.Outcome != lifecycle.OutcomeStuck }
+func (r *run) Steps() int            { return len(r.op.Steps) }
+func (r *run) StepName(i int) string { return r.op.Steps[i].Name }
+func (r *run) Outcome() string       { return r.op.Outcome }
+func (r *run) StepDone(i int) bool {
+	return r.op.Steps[i].Status == lifecycle.StepSucceeded || r.op.Steps[i].Status == lifecycle.StepSkipped
 }
