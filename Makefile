@@ -10,7 +10,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate verify-modules check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
@@ -122,12 +122,18 @@ generate: tools
 	buf generate
 
 ## verify: everything CI checks besides tests
-verify: verify-generate buf-lint buf-format buf-breaking fmt vet check-boundaries lint
+verify: verify-generate verify-modules buf-lint buf-format buf-breaking fmt vet check-boundaries lint
 
 ## verify-generate: fail when gen/ is not what proto/ generates
 verify-generate: generate
 	@git add -N gen >/dev/null 2>&1 || true
 	@git diff --exit-code -- gen || (echo "gen/ is stale: run 'make generate' and commit the result" >&2; exit 1)
+
+## verify-modules: fail when `go mod tidy` would change any module (the
+## workspace's and the tools') or when go.work.sum is not what the go
+## command writes for this workspace (scripts/modules.sh); `make tidy` fixes both
+verify-modules:
+	@scripts/modules.sh
 
 ## check-boundaries: gen/ imports no service (golangci-lint's depguard rules
 ## in .golangci.yml check every other boundary; gen/ is not linted)
@@ -173,8 +179,9 @@ bench:
 fuzz:
 	scripts/fuzz.sh $(or $(FUZZTIME),30s)
 
+## tidy: tidy every module and rewrite go.work.sum (what verify-modules checks)
 tidy:
-	@set -e; for m in $(MODULES); do (cd $$m && go mod tidy); done
+	@scripts/modules.sh --write
 
 clean:
 	rm -rf bin data
