@@ -158,7 +158,7 @@ func resolveStrings(scope ast.Node, e ast.Node) []string {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
 			for i, l := range n.Lhs {
-				if exprName(l) == id.Name && len(n.Rhs) == len(n.Lhs) {
+				if lastName(l) == id.Name && len(n.Rhs) == len(n.Lhs) {
 					out = append(out, literalsIn(n.Rhs[i])...)
 				}
 			}

@@ -165,7 +165,7 @@ func (c *checker) checkLiteral(lit *ast.BasicLit, parents []ast.Node) {
 func listenContext(lit *ast.BasicLit, parent ast.Node) string {
 	switch p := parent.(type) {
 	case *ast.CallExpr:
-		name := calleeName(p.Fun)
+		name := lastName(p.Fun)
 		if strings.HasPrefix(name, "Listen") {
 			return "argument of " + name
 		}
@@ -183,8 +183,8 @@ func listenContext(lit *ast.BasicLit, parent ast.Node) string {
 		}
 	case *ast.AssignStmt:
 		for i, r := range p.Rhs {
-			if r == lit && i < len(p.Lhs) && isListenName(exprName(p.Lhs[i])) {
-				return exprName(p.Lhs[i])
+			if r == lit && i < len(p.Lhs) && isListenName(lastName(p.Lhs[i])) {
+				return lastName(p.Lhs[i])
 			}
 		}
 	case *ast.ValueSpec:
@@ -245,22 +245,16 @@ func fixedPort(s string) bool {
 	return false
 }
 
-// calleeName is the function's own name: Listen for net.Listen or
-// lc.Listen.
-func calleeName(fun ast.Expr) string {
-	switch f := fun.(type) {
+// lastName is the last name of an identifier or selector: Listen for
+// net.Listen, GRPCListen for cfg.GRPCListen.
+func lastName(e ast.Expr) string {
+	switch f := e.(type) {
 	case *ast.Ident:
 		return f.Name
 	case *ast.SelectorExpr:
 		return f.Sel.Name
 	}
 	return ""
-}
-
-// exprName is the last name of an identifier or selector (cfg.GRPCListen
-// → GRPCListen).
-func exprName(e ast.Expr) string {
-	return calleeName(e)
 }
 
 // stringValue is the value of a string literal ("" for anything else).

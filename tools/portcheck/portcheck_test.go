@@ -39,9 +39,10 @@ func TestParseBinaries(t *testing.T) {
 	require.ErrorContains(t, err, "no binary")
 }
 
-// Every finding in testdata/src is on a line that says `// want
-// `regexp“ and matches it, and every such line has a finding: the files
-// hold both what the check must report and what it must leave alone.
+// Every finding in testdata/src is on a line with a want comment (// want
+// and a regexp in backquotes) and matches it, and every such line has a
+// finding: the files hold both what the check must report and what it must
+// leave alone.
 func TestFindingsAreTheWantedOnes(t *testing.T) {
 	bins := testBinaries(t)
 	files, err := filepath.Glob(filepath.Join("testdata", "src", "*.go"))
