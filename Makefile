@@ -4,13 +4,16 @@ export GOWORK := $(CURDIR)/go.work
 export PATH := $(CURDIR)/.bin:$(PATH)
 
 MODULES := gen platform services/compatibility services/renderer services/precheck services/lifecycle services/gateway services/vcfsm cli
+# The project's own checks, each a module outside the workspace (like the
+# pinned tools in tools/): tested, vetted and linted with the modules above.
+CHECK_MODULES := tools/portcheck
 TOOLS := github.com/bufbuild/buf/cmd/buf \
 	google.golang.org/protobuf/cmd/protoc-gen-go \
 	google.golang.org/grpc/cmd/protoc-gen-go-grpc \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
@@ -32,6 +35,7 @@ build:
 ## test: every unit, contract and end-to-end test of every module
 test: kube-test-bins
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test -count=1 -timeout 20m ./...); done
+	@set -e; for m in $(CHECK_MODULES); do echo "== $$m"; (cd $$m && GOWORK=off go test -count=1 ./...); done
 
 ## images: the compose stack's images, each a static binary FROM scratch
 ## (deploy/Dockerfile): vcfsm/<name>:dev for every service, the simulator,
@@ -122,12 +126,24 @@ generate: tools
 	buf generate
 
 ## verify: everything CI checks besides tests
-verify: verify-generate buf-lint buf-format buf-breaking fmt vet check-boundaries lint
+verify: verify-generate verify-modules buf-lint buf-format buf-breaking fmt vet check-boundaries check-ports lint
 
 ## verify-generate: fail when gen/ is not what proto/ generates
 verify-generate: generate
 	@git add -N gen >/dev/null 2>&1 || true
 	@git diff --exit-code -- gen || (echo "gen/ is stale: run 'make generate' and commit the result" >&2; exit 1)
+
+## verify-modules: fail when `go mod tidy` would change any module (the
+## workspace's and the tools') or when go.work.sum is not what the go
+## command writes for this workspace (scripts/modules.sh); `make tidy` fixes both
+verify-modules:
+	@scripts/modules.sh
+
+## check-ports: fail when test code listens on a fixed port, or starts one
+## of the binaries without giving each of its listen flags a free port
+## (tools/portcheck, which says what it checks; it prints file:line for each)
+check-ports:
+	@GOWORK=off go run -C tools/portcheck . $(CURDIR)
 
 ## check-boundaries: gen/ imports no service (golangci-lint's depguard rules
 ## in .golangci.yml check every other boundary; gen/ is not linted)
@@ -154,6 +170,7 @@ buf-breaking: tools
 ## lint: golangci-lint (pinned in tools/lint) over every module
 lint: .bin/golangci-lint
 	@set -e; for m in $(MODULES); do [ "$$m" = gen ] && continue; echo "== lint $$m"; (cd $$m && $(CURDIR)/.bin/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
+	@set -e; for m in $(CHECK_MODULES); do echo "== lint $$m"; (cd $$m && GOWORK=off $(CURDIR)/.bin/golangci-lint run --config $(CURDIR)/.golangci.yml ./...); done
 
 .bin/golangci-lint: tools/lint/go.mod
 	@mkdir -p .bin
@@ -164,6 +181,7 @@ fmt:
 
 vet:
 	@set -e; for m in $(MODULES); do (cd $$m && go vet -tags compose ./...); done
+	@set -e; for m in $(CHECK_MODULES); do (cd $$m && GOWORK=off go vet ./...); done
 
 ## bench: every benchmark, figures in each service's README
 bench:
@@ -173,8 +191,9 @@ bench:
 fuzz:
 	scripts/fuzz.sh $(or $(FUZZTIME),30s)
 
+## tidy: tidy every module and rewrite go.work.sum (what verify-modules checks)
 tidy:
-	@set -e; for m in $(MODULES); do (cd $$m && go mod tidy); done
+	@scripts/modules.sh --write
 
 clean:
 	rm -rf bin data

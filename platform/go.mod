@@ -3,8 +3,8 @@ module github.com/vcfsm/vcfsm/platform
 go 1.26.0
 
 require (
-	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus v1.1.0
+	github.com/peterbourgon/ff/v3 v3.4.0
 	github.com/prometheus/client_golang v1.23.2
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/bbolt v1.5.0

@@ -71,7 +71,7 @@ func TestSecretFiles(t *testing.T) {
 }
 
 func TestVersion(t *testing.T) {
-	require.True(t, VersionAsked([]string{"--listen", ":1", "--version"}))
+	require.True(t, VersionAsked([]string{"--listen", "127.0.0.1:0", "--version"}))
 	require.True(t, VersionAsked([]string{"-version"}))
 	require.False(t, VersionAsked([]string{"--", "--version"}))
 	require.False(t, VersionAsked([]string{"--log-level", "debug"}))

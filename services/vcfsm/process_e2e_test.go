@@ -92,7 +92,7 @@ func TestBinaryStartsAndStopsGracefully(t *testing.T) {
 
 	// A second process on the same data directory is told which file
 	// another process holds, instead of "open …: timeout" (issue 16 §7).
-	second := exec.Command(bin, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	second := exec.Command(bin, "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
 	second.Dir = dir
 	out, err = second.CombinedOutput()
 	require.Error(t, err, "%s", out)

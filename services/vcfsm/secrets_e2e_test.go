@@ -56,7 +56,7 @@ func TestNoSecretInOutput(t *testing.T) {
 		require.Empty(t, secretsIn(string(out)), "%s printed secrets:\n%s", p, out)
 	}
 
-	cmd := exec.Command(filepath.Join(dir, "vcfsm"), "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0")
+	cmd := exec.Command(filepath.Join(dir, "vcfsm"), "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0")
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "VCFSM_TOKENS=leak:operater:SECRET-TOKENS-VALUE-0123456789", "VCFSM_SERVICE_TOKEN="+secretEnv["VCFSM_SERVICE_TOKEN"])
 	out, err = cmd.CombinedOutput()

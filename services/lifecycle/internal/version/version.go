@@ -1,7 +1,7 @@
 // Package version is the one ordering of versions in the lifecycle service:
 // catalog entries, upgrade targets, rollback checks, Supervisor and
-// Kubernetes versions and the list filter's `version` field all compare
-// through Compare.
+// Kubernetes versions, the list filter's `version` field and the Kubernetes
+// driver's SupervisorService downgrade check all compare through Compare.
 package version
 
 import (

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
 
@@ -268,54 +269,22 @@ func conflictFields(err error) string {
 
 // refuseDowngrade: kapp-controller does not downgrade packages, so an
 // installed SupervisorService never moves to an older version (seed 002's
-// SupervisorService downgrade limitation).
+// SupervisorService downgrade limitation). "Older" is the project's one
+// version ordering, pre-releases included (1.0.0-rc.9 < 1.0.0-rc.10 <
+// 1.0.0).
 func refuseDowngrade(anchor *unstructured.Unstructured, want target.Desired) error {
 	if want.Kind != kindSupervisorService {
 		return nil
 	}
 	installed, _, _ := unstructured.NestedString(anchor.Object, "status", "version")
 	wanted := target.StringAt(want.Spec, "spec", "package", "spec", "version")
-	if installed == "" || wanted == "" || compareVersions(wanted, installed) >= 0 {
+	if installed == "" || wanted == "" || version.Compare(wanted, installed) >= 0 {
 		return nil
 	}
 	return fmt.Errorf("SupervisorService %s is installed at package version %s and cannot be downgraded to %s "+
 		"(kapp-controller does not support package downgrades; data migrations may be irreversible). "+
 		"Delete the service completely, reinstall the previous version from scratch and restore data from a backup taken before the upgrade: %w",
 		want.Identity, installed, wanted, target.ErrIncompatible)
-}
-
-// compareVersions compares dotted numeric versions ("1.2.10" > "1.2.9");
-// build metadata after "+" is ignored, a pre-release sorts first.
-func compareVersions(a, b string) int {
-	a, _, _ = strings.Cut(a, "+")
-	b, _, _ = strings.Cut(b, "+")
-	ac, apre, _ := strings.Cut(a, "-")
-	bc, bpre, _ := strings.Cut(b, "-")
-	as, bs := strings.Split(ac, "."), strings.Split(bc, ".")
-	for i := range max(len(as), len(bs)) {
-		var x, y int
-		if i < len(as) {
-			x, _ = strconv.Atoi(as[i])
-		}
-		if i < len(bs) {
-			y, _ = strconv.Atoi(bs[i])
-		}
-		if x != y {
-			if x < y {
-				return -1
-			}
-			return 1
-		}
-	}
-	switch {
-	case apre == bpre:
-		return 0
-	case apre == "":
-		return 1
-	case bpre == "":
-		return -1
-	}
-	return strings.Compare(apre, bpre)
 }
 
 // pruneParts deletes objects of a resource that its document no longer
