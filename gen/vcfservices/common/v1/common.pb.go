@@ -145,9 +145,13 @@ type Supervisor struct {
 	// Path, on the lifecycle service's host, of a kubeconfig reaching this
 	// Supervisor's Kubernetes API (--target-driver=kubernetes); it wins over
 	// <name>.kubeconfig in --kubeconfig-dir.
-	Kubeconfig    string `protobuf:"bytes,9,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Kubeconfig string `protobuf:"bytes,9,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
+	// Labels select the Supervisor into rollout waves.
+	Labels map[string]string `protobuf:"bytes,10,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// When rollouts may move the Supervisor (none: any time).
+	MaintenanceWindow *MaintenanceWindow `protobuf:"bytes,11,opt,name=maintenance_window,json=maintenanceWindow,proto3" json:"maintenance_window,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *Supervisor) Reset() {
@@ -243,6 +247,93 @@ func (x *Supervisor) GetKubeconfig() string {
 	return ""
 }
 
+func (x *Supervisor) GetLabels() map[string]string {
+	if x != nil {
+		return x.Labels
+	}
+	return nil
+}
+
+func (x *Supervisor) GetMaintenanceWindow() *MaintenanceWindow {
+	if x != nil {
+		return x.MaintenanceWindow
+	}
+	return nil
+}
+
+// MaintenanceWindow is a weekly window in a stated time zone.
+type MaintenanceWindow struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Days it opens on: Mon, Tue, Wed, Thu, Fri, Sat, Sun (none: every day).
+	Days []string `protobuf:"bytes,1,rep,name=days,proto3" json:"days,omitempty"`
+	// Opening time of day, HH:MM.
+	Start string `protobuf:"bytes,2,opt,name=start,proto3" json:"start,omitempty"`
+	// How long it stays open (Go duration, e.g. "4h").
+	Duration string `protobuf:"bytes,3,opt,name=duration,proto3" json:"duration,omitempty"`
+	// IANA time zone, e.g. Europe/Berlin.
+	TimeZone      string `protobuf:"bytes,4,opt,name=time_zone,json=timeZone,proto3" json:"time_zone,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MaintenanceWindow) Reset() {
+	*x = MaintenanceWindow{}
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MaintenanceWindow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MaintenanceWindow) ProtoMessage() {}
+
+func (x *MaintenanceWindow) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MaintenanceWindow.ProtoReflect.Descriptor instead.
+func (*MaintenanceWindow) Descriptor() ([]byte, []int) {
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *MaintenanceWindow) GetDays() []string {
+	if x != nil {
+		return x.Days
+	}
+	return nil
+}
+
+func (x *MaintenanceWindow) GetStart() string {
+	if x != nil {
+		return x.Start
+	}
+	return ""
+}
+
+func (x *MaintenanceWindow) GetDuration() string {
+	if x != nil {
+		return x.Duration
+	}
+	return ""
+}
+
+func (x *MaintenanceWindow) GetTimeZone() string {
+	if x != nil {
+		return x.TimeZone
+	}
+	return ""
+}
+
 // ManagementService is a management endpoint a Supervisor exposes to workloads.
 type ManagementService struct {
 	state         protoimpl.MessageState  `protogen:"open.v1"`
@@ -255,7 +346,7 @@ type ManagementService struct {
 
 func (x *ManagementService) Reset() {
 	*x = ManagementService{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[3]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -267,7 +358,7 @@ func (x *ManagementService) String() string {
 func (*ManagementService) ProtoMessage() {}
 
 func (x *ManagementService) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[3]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -280,7 +371,7 @@ func (x *ManagementService) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ManagementService.ProtoReflect.Descriptor instead.
 func (*ManagementService) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{3}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ManagementService) GetAddresses() []string {
@@ -315,7 +406,7 @@ type ServicePort struct {
 
 func (x *ServicePort) Reset() {
 	*x = ServicePort{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[4]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -327,7 +418,7 @@ func (x *ServicePort) String() string {
 func (*ServicePort) ProtoMessage() {}
 
 func (x *ServicePort) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[4]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -340,7 +431,7 @@ func (x *ServicePort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePort.ProtoReflect.Descriptor instead.
 func (*ServicePort) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{4}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ServicePort) GetPort() int32 {
@@ -369,7 +460,7 @@ type YamlDocument struct {
 
 func (x *YamlDocument) Reset() {
 	*x = YamlDocument{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[5]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -381,7 +472,7 @@ func (x *YamlDocument) String() string {
 func (*YamlDocument) ProtoMessage() {}
 
 func (x *YamlDocument) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[5]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -394,7 +485,7 @@ func (x *YamlDocument) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use YamlDocument.ProtoReflect.Descriptor instead.
 func (*YamlDocument) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{5}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *YamlDocument) GetContentType() string {
@@ -425,7 +516,7 @@ type Bundle struct {
 
 func (x *Bundle) Reset() {
 	*x = Bundle{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[6]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -437,7 +528,7 @@ func (x *Bundle) String() string {
 func (*Bundle) ProtoMessage() {}
 
 func (x *Bundle) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[6]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -450,7 +541,7 @@ func (x *Bundle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Bundle.ProtoReflect.Descriptor instead.
 func (*Bundle) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{6}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Bundle) GetDigest() string {
@@ -478,7 +569,7 @@ type BundleFile struct {
 
 func (x *BundleFile) Reset() {
 	*x = BundleFile{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[7]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +581,7 @@ func (x *BundleFile) String() string {
 func (*BundleFile) ProtoMessage() {}
 
 func (x *BundleFile) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[7]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +594,7 @@ func (x *BundleFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BundleFile.ProtoReflect.Descriptor instead.
 func (*BundleFile) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{7}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *BundleFile) GetPath() string {
@@ -542,7 +633,7 @@ type Resource struct {
 
 func (x *Resource) Reset() {
 	*x = Resource{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[8]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -554,7 +645,7 @@ func (x *Resource) String() string {
 func (*Resource) ProtoMessage() {}
 
 func (x *Resource) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[8]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -567,7 +658,7 @@ func (x *Resource) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Resource.ProtoReflect.Descriptor instead.
 func (*Resource) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{8}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Resource) GetApiVersion() string {
@@ -650,7 +741,7 @@ type CheckResult struct {
 
 func (x *CheckResult) Reset() {
 	*x = CheckResult{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[9]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -662,7 +753,7 @@ func (x *CheckResult) String() string {
 func (*CheckResult) ProtoMessage() {}
 
 func (x *CheckResult) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[9]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -675,7 +766,7 @@ func (x *CheckResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckResult.ProtoReflect.Descriptor instead.
 func (*CheckResult) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{9}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CheckResult) GetSeverity() string {
@@ -739,7 +830,7 @@ type PreCheckReport struct {
 
 func (x *PreCheckReport) Reset() {
 	*x = PreCheckReport{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[10]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -751,7 +842,7 @@ func (x *PreCheckReport) String() string {
 func (*PreCheckReport) ProtoMessage() {}
 
 func (x *PreCheckReport) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[10]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -764,7 +855,7 @@ func (x *PreCheckReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreCheckReport.ProtoReflect.Descriptor instead.
 func (*PreCheckReport) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{10}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *PreCheckReport) GetPreCheckStatus() string {
@@ -797,7 +888,7 @@ type ResourceCheck struct {
 
 func (x *ResourceCheck) Reset() {
 	*x = ResourceCheck{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[11]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -809,7 +900,7 @@ func (x *ResourceCheck) String() string {
 func (*ResourceCheck) ProtoMessage() {}
 
 func (x *ResourceCheck) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[11]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -822,7 +913,7 @@ func (x *ResourceCheck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceCheck.ProtoReflect.Descriptor instead.
 func (*ResourceCheck) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{11}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ResourceCheck) GetType() string {
@@ -873,7 +964,7 @@ type Check struct {
 
 func (x *Check) Reset() {
 	*x = Check{}
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[12]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +976,7 @@ func (x *Check) String() string {
 func (*Check) ProtoMessage() {}
 
 func (x *Check) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_common_v1_common_proto_msgTypes[12]
+	mi := &file_vcfservices_common_v1_common_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +989,7 @@ func (x *Check) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Check.ProtoReflect.Descriptor instead.
 func (*Check) Descriptor() ([]byte, []int) {
-	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{12}
+	return file_vcfservices_common_v1_common_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Check) GetName() string {
@@ -932,7 +1023,7 @@ const file_vcfservices_common_v1_common_proto_rawDesc = "" +
 	"\x06Region\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12C\n" +
 	"\vsupervisors\x18\x02 \x03(\v2!.vcfservices.common.v1.SupervisorR\vsupervisors\x12'\n" +
-	"\x0fstorage_classes\x18\x03 \x03(\tR\x0estorageClasses\"\xec\x03\n" +
+	"\x0fstorage_classes\x18\x03 \x03(\tR\x0estorageClasses\"\xc7\x05\n" +
 	"\n" +
 	"Supervisor\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
@@ -946,10 +1037,21 @@ const file_vcfservices_common_v1_common_proto_rawDesc = "" +
 	"\x12kubernetes_version\x18\b \x01(\tR\x11kubernetesVersion\x12\x1e\n" +
 	"\n" +
 	"kubeconfig\x18\t \x01(\tR\n" +
-	"kubeconfig\x1ao\n" +
+	"kubeconfig\x12E\n" +
+	"\x06labels\x18\n" +
+	" \x03(\v2-.vcfservices.common.v1.Supervisor.LabelsEntryR\x06labels\x12W\n" +
+	"\x12maintenance_window\x18\v \x01(\v2(.vcfservices.common.v1.MaintenanceWindowR\x11maintenanceWindow\x1ao\n" +
 	"\x17ManagementServicesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12>\n" +
-	"\x05value\x18\x02 \x01(\v2(.vcfservices.common.v1.ManagementServiceR\x05value:\x028\x01\"\xf5\x01\n" +
+	"\x05value\x18\x02 \x01(\v2(.vcfservices.common.v1.ManagementServiceR\x05value:\x028\x01\x1a9\n" +
+	"\vLabelsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"v\n" +
+	"\x11MaintenanceWindow\x12\x12\n" +
+	"\x04days\x18\x01 \x03(\tR\x04days\x12\x14\n" +
+	"\x05start\x18\x02 \x01(\tR\x05start\x12\x1a\n" +
+	"\bduration\x18\x03 \x01(\tR\bduration\x12\x1b\n" +
+	"\ttime_zone\x18\x04 \x01(\tR\btimeZone\"\xf5\x01\n" +
 	"\x11ManagementService\x12\x1c\n" +
 	"\taddresses\x18\x01 \x03(\tR\taddresses\x12\x19\n" +
 	"\bca_chain\x18\x02 \x01(\tR\acaChain\x12I\n" +
@@ -1024,41 +1126,45 @@ func file_vcfservices_common_v1_common_proto_rawDescGZIP() []byte {
 	return file_vcfservices_common_v1_common_proto_rawDescData
 }
 
-var file_vcfservices_common_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_vcfservices_common_v1_common_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_vcfservices_common_v1_common_proto_goTypes = []any{
 	(*Inventory)(nil),         // 0: vcfservices.common.v1.Inventory
 	(*Region)(nil),            // 1: vcfservices.common.v1.Region
 	(*Supervisor)(nil),        // 2: vcfservices.common.v1.Supervisor
-	(*ManagementService)(nil), // 3: vcfservices.common.v1.ManagementService
-	(*ServicePort)(nil),       // 4: vcfservices.common.v1.ServicePort
-	(*YamlDocument)(nil),      // 5: vcfservices.common.v1.YamlDocument
-	(*Bundle)(nil),            // 6: vcfservices.common.v1.Bundle
-	(*BundleFile)(nil),        // 7: vcfservices.common.v1.BundleFile
-	(*Resource)(nil),          // 8: vcfservices.common.v1.Resource
-	(*CheckResult)(nil),       // 9: vcfservices.common.v1.CheckResult
-	(*PreCheckReport)(nil),    // 10: vcfservices.common.v1.PreCheckReport
-	(*ResourceCheck)(nil),     // 11: vcfservices.common.v1.ResourceCheck
-	(*Check)(nil),             // 12: vcfservices.common.v1.Check
-	nil,                       // 13: vcfservices.common.v1.Supervisor.ManagementServicesEntry
-	nil,                       // 14: vcfservices.common.v1.ManagementService.PortsEntry
-	nil,                       // 15: vcfservices.common.v1.Resource.LabelsEntry
+	(*MaintenanceWindow)(nil), // 3: vcfservices.common.v1.MaintenanceWindow
+	(*ManagementService)(nil), // 4: vcfservices.common.v1.ManagementService
+	(*ServicePort)(nil),       // 5: vcfservices.common.v1.ServicePort
+	(*YamlDocument)(nil),      // 6: vcfservices.common.v1.YamlDocument
+	(*Bundle)(nil),            // 7: vcfservices.common.v1.Bundle
+	(*BundleFile)(nil),        // 8: vcfservices.common.v1.BundleFile
+	(*Resource)(nil),          // 9: vcfservices.common.v1.Resource
+	(*CheckResult)(nil),       // 10: vcfservices.common.v1.CheckResult
+	(*PreCheckReport)(nil),    // 11: vcfservices.common.v1.PreCheckReport
+	(*ResourceCheck)(nil),     // 12: vcfservices.common.v1.ResourceCheck
+	(*Check)(nil),             // 13: vcfservices.common.v1.Check
+	nil,                       // 14: vcfservices.common.v1.Supervisor.ManagementServicesEntry
+	nil,                       // 15: vcfservices.common.v1.Supervisor.LabelsEntry
+	nil,                       // 16: vcfservices.common.v1.ManagementService.PortsEntry
+	nil,                       // 17: vcfservices.common.v1.Resource.LabelsEntry
 }
 var file_vcfservices_common_v1_common_proto_depIdxs = []int32{
 	1,  // 0: vcfservices.common.v1.Inventory.regions:type_name -> vcfservices.common.v1.Region
 	2,  // 1: vcfservices.common.v1.Region.supervisors:type_name -> vcfservices.common.v1.Supervisor
-	13, // 2: vcfservices.common.v1.Supervisor.management_services:type_name -> vcfservices.common.v1.Supervisor.ManagementServicesEntry
-	14, // 3: vcfservices.common.v1.ManagementService.ports:type_name -> vcfservices.common.v1.ManagementService.PortsEntry
-	7,  // 4: vcfservices.common.v1.Bundle.files:type_name -> vcfservices.common.v1.BundleFile
-	15, // 5: vcfservices.common.v1.Resource.labels:type_name -> vcfservices.common.v1.Resource.LabelsEntry
-	11, // 6: vcfservices.common.v1.PreCheckReport.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
-	12, // 7: vcfservices.common.v1.ResourceCheck.checks:type_name -> vcfservices.common.v1.Check
-	3,  // 8: vcfservices.common.v1.Supervisor.ManagementServicesEntry.value:type_name -> vcfservices.common.v1.ManagementService
-	4,  // 9: vcfservices.common.v1.ManagementService.PortsEntry.value:type_name -> vcfservices.common.v1.ServicePort
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	14, // 2: vcfservices.common.v1.Supervisor.management_services:type_name -> vcfservices.common.v1.Supervisor.ManagementServicesEntry
+	15, // 3: vcfservices.common.v1.Supervisor.labels:type_name -> vcfservices.common.v1.Supervisor.LabelsEntry
+	3,  // 4: vcfservices.common.v1.Supervisor.maintenance_window:type_name -> vcfservices.common.v1.MaintenanceWindow
+	16, // 5: vcfservices.common.v1.ManagementService.ports:type_name -> vcfservices.common.v1.ManagementService.PortsEntry
+	8,  // 6: vcfservices.common.v1.Bundle.files:type_name -> vcfservices.common.v1.BundleFile
+	17, // 7: vcfservices.common.v1.Resource.labels:type_name -> vcfservices.common.v1.Resource.LabelsEntry
+	12, // 8: vcfservices.common.v1.PreCheckReport.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
+	13, // 9: vcfservices.common.v1.ResourceCheck.checks:type_name -> vcfservices.common.v1.Check
+	4,  // 10: vcfservices.common.v1.Supervisor.ManagementServicesEntry.value:type_name -> vcfservices.common.v1.ManagementService
+	5,  // 11: vcfservices.common.v1.ManagementService.PortsEntry.value:type_name -> vcfservices.common.v1.ServicePort
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_common_v1_common_proto_init() }
@@ -1072,7 +1178,7 @@ func file_vcfservices_common_v1_common_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vcfservices_common_v1_common_proto_rawDesc), len(file_vcfservices_common_v1_common_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -69,10 +69,14 @@ type VcfService struct {
 	// Built-in services are compatible by default.
 	BuiltIn bool `protobuf:"varint,25,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
 	// RFC 3339.
-	CreatedAt     string `protobuf:"bytes,26,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
-	UpdatedAt     string `protobuf:"bytes,27,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	CreatedAt string `protobuf:"bytes,26,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	UpdatedAt string `protobuf:"bytes,27,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The running (or last) rollout of the service.
+	Rollout *RolloutSummary `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
+	// The provider strategy the service's upgrades roll out with.
+	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *VcfService) Reset() {
@@ -290,6 +294,20 @@ func (x *VcfService) GetCreatedAt() string {
 func (x *VcfService) GetUpdatedAt() string {
 	if x != nil {
 		return x.UpdatedAt
+	}
+	return ""
+}
+
+func (x *VcfService) GetRollout() *RolloutSummary {
+	if x != nil {
+		return x.Rollout
+	}
+	return nil
+}
+
+func (x *VcfService) GetRolloutStrategy() string {
+	if x != nil {
+		return x.RolloutStrategy
 	}
 	return ""
 }
@@ -685,8 +703,10 @@ type State struct {
 	Operation *OperationProgress `protobuf:"bytes,5,opt,name=operation,proto3" json:"operation,omitempty"`
 	// Target resources left behind by a force delete, for audit.
 	OrphanedResources []*ResourceInfo `protobuf:"bytes,6,rep,name=orphaned_resources,json=orphanedResources,proto3" json:"orphaned_resources,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The running (or last) rollout, with every target.
+	Rollout       *Rollout `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *State) Reset() {
@@ -757,6 +777,13 @@ func (x *State) GetOperation() *OperationProgress {
 func (x *State) GetOrphanedResources() []*ResourceInfo {
 	if x != nil {
 		return x.OrphanedResources
+	}
+	return nil
+}
+
+func (x *State) GetRollout() *Rollout {
+	if x != nil {
+		return x.Rollout
 	}
 	return nil
 }
@@ -1254,9 +1281,12 @@ type ServiceUpdate struct {
 	AutoUpgrade    bool                   `protobuf:"varint,10,opt,name=auto_upgrade,json=autoUpgrade,proto3" json:"auto_upgrade,omitempty"`
 	AutoRollback   bool                   `protobuf:"varint,11,opt,name=auto_rollback,json=autoRollback,proto3" json:"auto_rollback,omitempty"`
 	// When set, the write applies only if the service is still at this revision.
-	Revision      *int64 `protobuf:"varint,12,opt,name=revision,proto3,oneof" json:"revision,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Revision *int64 `protobuf:"varint,12,opt,name=revision,proto3,oneof" json:"revision,omitempty"`
+	// Roll the upgrade (source) out in waves.
+	Rollout         *RolloutRequest `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
+	RolloutStrategy string          `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ServiceUpdate) Reset() {
@@ -1373,6 +1403,20 @@ func (x *ServiceUpdate) GetRevision() int64 {
 	return 0
 }
 
+func (x *ServiceUpdate) GetRollout() *RolloutRequest {
+	if x != nil {
+		return x.Rollout
+	}
+	return nil
+}
+
+func (x *ServiceUpdate) GetRolloutStrategy() string {
+	if x != nil {
+		return x.RolloutStrategy
+	}
+	return ""
+}
+
 // ServicePatch is the body of PATCH (api.md `PatchServiceRequest`); only the
 // fields named in the update mask change.
 type ServicePatch struct {
@@ -1389,8 +1433,12 @@ type ServicePatch struct {
 	AutoRollback   bool                   `protobuf:"varint,10,opt,name=auto_rollback,json=autoRollback,proto3" json:"auto_rollback,omitempty"`
 	Tenants        map[string]string      `protobuf:"bytes,11,rep,name=tenants,proto3" json:"tenants,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	Revision       *int64                 `protobuf:"varint,12,opt,name=revision,proto3,oneof" json:"revision,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Roll the upgrade (source) out in waves.
+	Rollout *RolloutRequest `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
+	// The provider strategy this service's upgrades use ("" : the default).
+	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ServicePatch) Reset() {
@@ -1505,6 +1553,20 @@ func (x *ServicePatch) GetRevision() int64 {
 		return *x.Revision
 	}
 	return 0
+}
+
+func (x *ServicePatch) GetRollout() *RolloutRequest {
+	if x != nil {
+		return x.Rollout
+	}
+	return nil
+}
+
+func (x *ServicePatch) GetRolloutStrategy() string {
+	if x != nil {
+		return x.RolloutStrategy
+	}
+	return ""
 }
 
 // CreateServiceRequest is api.md's CreateServiceRequest.
@@ -4002,10 +4064,12 @@ type ServiceVersion struct {
 	Source  string                 `protobuf:"bytes,3,opt,name=source,proto3" json:"source,omitempty"`
 	Digest  string                 `protobuf:"bytes,4,opt,name=digest,proto3" json:"digest,omitempty"`
 	// Busy while downloading, Ready once validated, Unhealthy on failure.
-	Status        string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
-	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
-	RegisteredAt  string `protobuf:"bytes,7,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
-	BuiltIn       bool   `protobuf:"varint,8,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
+	Status       string `protobuf:"bytes,5,opt,name=status,proto3" json:"status,omitempty"`
+	Message      string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	RegisteredAt string `protobuf:"bytes,7,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
+	BuiltIn      bool   `protobuf:"varint,8,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
+	// Set while the version is quarantined.
+	Quarantine    *Quarantine `protobuf:"bytes,40,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4094,6 +4158,13 @@ func (x *ServiceVersion) GetBuiltIn() bool {
 		return x.BuiltIn
 	}
 	return false
+}
+
+func (x *ServiceVersion) GetQuarantine() *Quarantine {
+	if x != nil {
+		return x.Quarantine
+	}
+	return nil
 }
 
 // ListServiceVersionsRequest filters the catalog by name.
@@ -4581,8 +4652,7 @@ var File_vcfservices_lifecycle_v1_messages_proto protoreflect.FileDescriptor
 
 const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
-	"'vcfservices/lifecycle/v1/messages.proto\x12\x18vcfservices.lifecycle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\"vcfservices/common/v1/common.proto\"\xed\n" +
-	"\n" +
+	"'vcfservices/lifecycle/v1/messages.proto\x12\x18vcfservices.lifecycle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\"vcfservices/common/v1/common.proto\x1a,vcfservices/lifecycle/v1/rollout_types.proto\"\xdc\v\n" +
 	"\n" +
 	"VcfService\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
@@ -4616,7 +4686,9 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x1a \x01(\tR\tcreatedAt\x12\x1d\n" +
 	"\n" +
-	"updated_at\x18\x1b \x01(\tR\tupdatedAt\x1a9\n" +
+	"updated_at\x18\x1b \x01(\tR\tupdatedAt\x12B\n" +
+	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutSummaryR\arollout\x12)\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4654,14 +4726,15 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x0fSignatureDetail\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x16\n" +
 	"\x06digest\x18\x02 \x01(\tR\x06digest\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\xb4\x03\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xf1\x03\n" +
 	"\x05State\x12D\n" +
 	"\tresources\x18\x01 \x03(\v2&.vcfservices.lifecycle.v1.ResourceInfoR\tresources\x12J\n" +
 	"\rerror_details\x18\x02 \x03(\v2%.vcfservices.lifecycle.v1.ErrorDetailR\ferrorDetails\x12(\n" +
 	"\x10pre_check_status\x18\x03 \x01(\tR\x0epreCheckStatus\x12M\n" +
 	"\x0fresource_checks\x18\x04 \x03(\v2$.vcfservices.common.v1.ResourceCheckR\x0eresourceChecks\x12I\n" +
 	"\toperation\x18\x05 \x01(\v2+.vcfservices.lifecycle.v1.OperationProgressR\toperation\x12U\n" +
-	"\x12orphaned_resources\x18\x06 \x03(\v2&.vcfservices.lifecycle.v1.ResourceInfoR\x11orphanedResources\"\x87\x03\n" +
+	"\x12orphaned_resources\x18\x06 \x03(\v2&.vcfservices.lifecycle.v1.ResourceInfoR\x11orphanedResources\x12;\n" +
+	"\arollout\x18( \x01(\v2!.vcfservices.lifecycle.v1.RolloutR\arollout\"\x87\x03\n" +
 	"\fResourceInfo\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x1c\n" +
@@ -4712,7 +4785,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x04 \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\x05 \x01(\tR\n" +
-	"finishedAt\"\xc8\x06\n" +
+	"finishedAt\"\xb7\a\n" +
 	"\rServiceUpdate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12?\n" +
 	"\x06values\x18\x02 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
@@ -4726,7 +4799,9 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fauto_upgrade\x18\n" +
 	" \x01(\bR\vautoUpgrade\x12#\n" +
 	"\rauto_rollback\x18\v \x01(\bR\fautoRollback\x12\x1f\n" +
-	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x1a9\n" +
+	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
+	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4736,7 +4811,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\xca\x06\n" +
+	"\t_revision\"\xb9\a\n" +
 	"\fServicePatch\x12?\n" +
 	"\x06values\x18\x01 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
 	"\x0flifecycle_state\x18\x02 \x01(\tR\x0elifecycleState\x12\x14\n" +
@@ -4750,7 +4825,9 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\rauto_rollback\x18\n" +
 	" \x01(\bR\fautoRollback\x12M\n" +
 	"\atenants\x18\v \x03(\v23.vcfservices.lifecycle.v1.ServicePatch.TenantsEntryR\atenants\x12\x1f\n" +
-	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x1a9\n" +
+	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
+	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4943,7 +5020,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x19\n" +
 	"\bbuilt_in\x18\x02 \x01(\bR\abuiltIn\"d\n" +
 	"\x1eRegisterServiceVersionResponse\x12B\n" +
-	"\aversion\x18\x01 \x01(\v2(.vcfservices.lifecycle.v1.ServiceVersionR\aversion\"\xe0\x01\n" +
+	"\aversion\x18\x01 \x01(\v2(.vcfservices.lifecycle.v1.ServiceVersionR\aversion\"\xa6\x02\n" +
 	"\x0eServiceVersion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
@@ -4952,7 +5029,10 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x06status\x18\x05 \x01(\tR\x06status\x12\x18\n" +
 	"\amessage\x18\x06 \x01(\tR\amessage\x12#\n" +
 	"\rregistered_at\x18\a \x01(\tR\fregisteredAt\x12\x19\n" +
-	"\bbuilt_in\x18\b \x01(\bR\abuiltIn\"0\n" +
+	"\bbuilt_in\x18\b \x01(\bR\abuiltIn\x12D\n" +
+	"\n" +
+	"quarantine\x18( \x01(\v2$.vcfservices.lifecycle.v1.QuarantineR\n" +
+	"quarantine\"0\n" +
 	"\x1aListServiceVersionsRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"c\n" +
 	"\x1bListServiceVersionsResponse\x12D\n" +
@@ -5079,11 +5159,15 @@ var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	nil,                                    // 77: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
 	(*structpb.Struct)(nil),                // 78: google.protobuf.Struct
 	(*v1.Inventory)(nil),                   // 79: vcfservices.common.v1.Inventory
-	(*v1.ResourceCheck)(nil),               // 80: vcfservices.common.v1.ResourceCheck
-	(*fieldmaskpb.FieldMask)(nil),          // 81: google.protobuf.FieldMask
-	(*v1.YamlDocument)(nil),                // 82: vcfservices.common.v1.YamlDocument
-	(*v1.CheckResult)(nil),                 // 83: vcfservices.common.v1.CheckResult
-	(*v1.PreCheckReport)(nil),              // 84: vcfservices.common.v1.PreCheckReport
+	(*RolloutSummary)(nil),                 // 80: vcfservices.lifecycle.v1.RolloutSummary
+	(*v1.ResourceCheck)(nil),               // 81: vcfservices.common.v1.ResourceCheck
+	(*Rollout)(nil),                        // 82: vcfservices.lifecycle.v1.Rollout
+	(*RolloutRequest)(nil),                 // 83: vcfservices.lifecycle.v1.RolloutRequest
+	(*fieldmaskpb.FieldMask)(nil),          // 84: google.protobuf.FieldMask
+	(*v1.YamlDocument)(nil),                // 85: vcfservices.common.v1.YamlDocument
+	(*v1.CheckResult)(nil),                 // 86: vcfservices.common.v1.CheckResult
+	(*v1.PreCheckReport)(nil),              // 87: vcfservices.common.v1.PreCheckReport
+	(*Quarantine)(nil),                     // 88: vcfservices.lifecycle.v1.Quarantine
 }
 var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	1,  // 0: vcfservices.lifecycle.v1.VcfService.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
@@ -5096,72 +5180,77 @@ var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	7,  // 7: vcfservices.lifecycle.v1.VcfService.state:type_name -> vcfservices.lifecycle.v1.State
 	79, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
 	5,  // 9: vcfservices.lifecycle.v1.VcfService.signatures:type_name -> vcfservices.lifecycle.v1.Signatures
-	79, // 10: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
-	78, // 11: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
-	6,  // 12: vcfservices.lifecycle.v1.Signatures.details:type_name -> vcfservices.lifecycle.v1.SignatureDetail
-	8,  // 13: vcfservices.lifecycle.v1.State.resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
-	9,  // 14: vcfservices.lifecycle.v1.State.error_details:type_name -> vcfservices.lifecycle.v1.ErrorDetail
-	80, // 15: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
-	10, // 16: vcfservices.lifecycle.v1.State.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	8,  // 17: vcfservices.lifecycle.v1.State.orphaned_resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
-	12, // 18: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
-	1,  // 19: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	4,  // 20: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	3,  // 21: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	70, // 22: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	71, // 23: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	72, // 24: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	1,  // 25: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	73, // 26: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	74, // 27: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	3,  // 28: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	4,  // 29: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	75, // 30: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	76, // 31: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	77, // 32: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	0,  // 33: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 34: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 35: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	13, // 36: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
-	0,  // 37: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	14, // 38: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
-	81, // 39: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 40: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 41: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	7,  // 42: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
-	79, // 43: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	78, // 44: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
-	82, // 45: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 46: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	82, // 47: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 48: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	39, // 49: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
-	2,  // 50: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	82, // 51: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 52: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	78, // 53: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
-	0,  // 54: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	48, // 55: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
-	83, // 56: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	49, // 57: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
-	84, // 58: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
-	50, // 59: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	83, // 60: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
-	11, // 61: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	10, // 62: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	57, // 63: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	57, // 64: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	79, // 65: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 66: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 67: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	65, // 68: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	66, // 69: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	83, // 70: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	71, // [71:71] is the sub-list for method output_type
-	71, // [71:71] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	80, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
+	79, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
+	78, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
+	6,  // 13: vcfservices.lifecycle.v1.Signatures.details:type_name -> vcfservices.lifecycle.v1.SignatureDetail
+	8,  // 14: vcfservices.lifecycle.v1.State.resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
+	9,  // 15: vcfservices.lifecycle.v1.State.error_details:type_name -> vcfservices.lifecycle.v1.ErrorDetail
+	81, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
+	10, // 17: vcfservices.lifecycle.v1.State.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	8,  // 18: vcfservices.lifecycle.v1.State.orphaned_resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
+	82, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
+	12, // 20: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
+	1,  // 21: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	4,  // 22: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	3,  // 23: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	70, // 24: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	71, // 25: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	72, // 26: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	83, // 27: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	1,  // 28: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	73, // 29: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	74, // 30: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	3,  // 31: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	4,  // 32: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	75, // 33: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	83, // 34: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	76, // 35: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	77, // 36: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	0,  // 37: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 38: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 39: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	13, // 40: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
+	0,  // 41: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	14, // 42: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
+	84, // 43: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	0,  // 44: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 45: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	7,  // 46: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
+	79, // 47: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	78, // 48: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
+	85, // 49: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 50: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	85, // 51: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 52: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	39, // 53: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
+	2,  // 54: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	85, // 55: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 56: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	78, // 57: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
+	0,  // 58: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	48, // 59: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
+	86, // 60: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	49, // 61: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
+	87, // 62: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
+	50, // 63: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	86, // 64: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
+	11, // 65: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
+	10, // 66: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	57, // 67: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	88, // 68: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
+	57, // 69: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	79, // 70: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	79, // 71: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	79, // 72: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	65, // 73: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	66, // 74: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	86, // 75: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	76, // [76:76] is the sub-list for method output_type
+	76, // [76:76] is the sub-list for method input_type
+	76, // [76:76] is the sub-list for extension type_name
+	76, // [76:76] is the sub-list for extension extendee
+	0,  // [0:76] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }
@@ -5169,6 +5258,7 @@ func file_vcfservices_lifecycle_v1_messages_proto_init() {
 	if File_vcfservices_lifecycle_v1_messages_proto != nil {
 		return
 	}
+	file_vcfservices_lifecycle_v1_rollout_types_proto_init()
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[0].OneofWrappers = []any{}
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[8].OneofWrappers = []any{}
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13].OneofWrappers = []any{}

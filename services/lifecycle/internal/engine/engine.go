@@ -142,6 +142,9 @@ type Engine[J Job] struct {
 	running map[Key]bool
 	again   map[Key]bool                  // queued again while running
 	cancels map[string]context.CancelFunc // by service
+
+	// waiting: operations whose step asked to wait, enqueued again later.
+	waiting waits
 }
 
 // New builds an engine; Start runs it.
@@ -367,13 +370,23 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 	ctx, observed := e.cfg.Observer.OperationStarted(ctx, k.String(), j.Kind())
 	outcome := OutcomeInterrupted
 	defer func() { observed(outcome) }()
-	for i := range j.Steps() {
+	// Steps() is read on every turn: a step may add steps (a rollout's
+	// rollback of the waves it moved).
+	for i := 0; i < j.Steps(); i++ {
 		if j.StepDone(i) {
 			continue
 		}
 		stepCtx, stepDone := e.cfg.Observer.StepStarted(ctx, j.Kind(), j.StepName(i))
 		err := e.step(stepCtx, j, i)
 		stepDone(err)
+		if w, ok := asWait(err); ok && ctx.Err() == nil {
+			if h, ok := any(e.host).(Waiter[J]); ok {
+				h.StepWaiting(context.WithoutCancel(ctx), j, i, w)
+			}
+			e.waiting.after(parent, k, w.After, e.Enqueue)
+			outcome = OutcomeWaiting
+			return
+		}
 		if err != nil {
 			if ctx.Err() != nil && parent.Err() == nil {
 				// Cancelled by a takeover (force delete) or the claim was
@@ -419,6 +432,9 @@ func (e *Engine[J]) step(ctx context.Context, j J, i int) error {
 		err := safe.Call(e.cfg.Logger, "step "+name+" of "+j.Kind(), func() error { return e.host.Run(stepCtx, j, i) })
 		timedOut := stepCtx.Err() == context.DeadlineExceeded
 		cancel()
+		if _, wait := asWait(err); wait && !timedOut {
+			return err // not done, not failed: run again later
+		}
 		if err == nil {
 			e.cfg.Failpoints.hold(ctx, e.cfg.Logger, j.Kind(), name, "after")
 			if ctx.Err() != nil {

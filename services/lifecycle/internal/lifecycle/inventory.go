@@ -7,6 +7,11 @@ import "fmt"
 // internal/wire translates it to and from the generated message.
 type Inventory struct {
 	Regions []Region
+	// RolloutStrategies are the provider's named strategies; the one named
+	// DefaultRollout applies to every upgrade that names none (a request
+	// may still ask for none).
+	RolloutStrategies []RolloutStrategy
+	DefaultRollout    string
 }
 
 // Region is one region of the inventory.
@@ -28,6 +33,10 @@ type Supervisor struct {
 	KubernetesVersion   string
 	// Kubeconfig reaches the Supervisor's API server (Kubernetes driver).
 	Kubeconfig string
+	// Labels select the Supervisor into rollout waves.
+	Labels map[string]string
+	// Window, when set, is when rollouts may move the Supervisor.
+	Window *MaintenanceWindow
 }
 
 // ManagementService is a management endpoint of a Supervisor.

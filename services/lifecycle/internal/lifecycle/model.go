@@ -131,6 +131,13 @@ type Service struct {
 	// UpgradeBlockedFor records a version whose automatic upgrade failed,
 	// so autoUpgrade does not retry it in a loop.
 	UpgradeBlockedFor string `json:"upgradeBlockedFor,omitempty"`
+	// RolloutStrategy names the provider strategy this service's upgrades
+	// roll out with ("": the provider's default, if any).
+	RolloutStrategy string `json:"rolloutStrategy,omitempty"`
+	// Rollout summarises the running (or last) rollout; RolloutControl is
+	// what administrators asked of the running one.
+	Rollout        *RolloutSummary `json:"rollout,omitempty"`
+	RolloutControl *RolloutControl `json:"rolloutControl,omitempty"`
 
 	// Revision is the store revision the entity was read at; not stored.
 	Revision int64 `json:"-"`
@@ -167,6 +174,13 @@ func (s *Service) Clone() *Service {
 	if s.PreviousVersion != nil {
 		v := *s.PreviousVersion
 		c.PreviousVersion = &v
+	}
+	if s.Rollout != nil {
+		r := *s.Rollout
+		c.Rollout = &r
+	}
+	if s.RolloutControl != nil {
+		c.RolloutControl = s.RolloutControl.Clone()
 	}
 	return &c
 }
@@ -270,6 +284,9 @@ type Resource struct {
 	ExternalID   string    `json:"externalId,omitempty"`
 	// ReadyConditions mirror the target's resolved ready conditions.
 	ReadyConditions map[string]string `json:"readyConditions,omitempty"`
+	// Generation is the target object's generation the last apply left
+	// (a rollout's health gate accepts only statuses at or after it).
+	Generation int64 `json:"generation,omitempty"`
 }
 
 // Operation types.
@@ -321,6 +338,8 @@ type Operation struct {
 	Params      OperationParams `json:"params"`
 	// Orphans lists target resources a force delete left behind.
 	Orphans []Orphan `json:"orphans,omitempty"`
+	// Rollout is a rollout's waves and targets as it runs.
+	Rollout *RolloutState `json:"rollout,omitempty"`
 	// Attempts counts executions of the current step (retries).
 	Attempts int   `json:"attempts,omitempty"`
 	Revision int64 `json:"-"`
@@ -346,6 +365,11 @@ type OperationParams struct {
 	// Name and Version the create request asked for.
 	Name    string `json:"name,omitempty"`
 	Version string `json:"version,omitempty"`
+	// Strategy is the rollout's, resolved when it was asked for.
+	Strategy *RolloutStrategy `json:"strategy,omitempty"`
+	// QuarantineOverride is an administrator's reason for upgrading to a
+	// quarantined version.
+	QuarantineOverride string `json:"quarantineOverride,omitempty"`
 }
 
 // Step is one recorded step.
@@ -380,7 +404,9 @@ type CatalogEntry struct {
 	// a path over thousands of versions reads no bundle; nil for entries
 	// registered before they were recorded (their bundle says).
 	Constraints *Constraints `json:"constraints,omitempty"`
-	Revision    int64        `json:"-"`
+	// Quarantine is set while the version is quarantined.
+	Quarantine *Quarantine `json:"quarantine,omitempty"`
+	Revision   int64       `json:"-"`
 }
 
 // TypeOr is the progress's operation type, or def when there is none.

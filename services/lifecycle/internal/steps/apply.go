@@ -179,6 +179,7 @@ func applyOne(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, r *life
 	}
 	r.ExternalID = obj.ExternalID
 	r.ReadyConditions = obj.ReadyConditions
+	r.Generation = obj.Generation
 	if r.Status != obj.Status || r.Message != obj.Message {
 		r.LastModified = now
 	}

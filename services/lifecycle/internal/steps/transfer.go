@@ -20,9 +20,19 @@ import (
 // so a restart re-runs the step safely. A resource that fails leaves the
 // step failed: a partial upgrade, Unhealthy, to fix and retry or roll back.
 func MoveResources(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, rend *Rendered, version, what string) error {
+	return MoveResourcesWhere(ctx, p, svc, rend, version, what, nil)
+}
+
+// MoveResourcesWhere moves only the resources in scope (nil: all): a
+// rollout's wave, or its rollback, moves its own targets' resources and
+// leaves every other one as it is.
+func MoveResourcesWhere(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, rend *Rendered, version, what string, inScope func(*lifecycle.Resource) bool) error {
 	d, err := diffRendered(ctx, p, svc, rend, version)
 	if err != nil {
 		return err
+	}
+	if inScope != nil {
+		d = scoped(d, inScope)
 	}
 	var create, transfer []*lifecycle.Resource
 	for _, c := range d.Changes {
@@ -95,4 +105,21 @@ func transferOwnership(ctx context.Context, p RemovePorts, serviceID string, tra
 		return fmt.Errorf("transferring ownership failed: %s: %w", strings.Join(transferErrs, "; "), lifecycle.ErrUnavailable)
 	}
 	return nil
+}
+
+// scoped keeps the changes and removals of the resources in scope (a
+// change is in scope by its wanted resource, a removal by its record).
+func scoped(d lifecycle.ResourceDiff, inScope func(*lifecycle.Resource) bool) lifecycle.ResourceDiff {
+	var out lifecycle.ResourceDiff
+	for _, c := range d.Changes {
+		if inScope(c.Want) {
+			out.Changes = append(out.Changes, c)
+		}
+	}
+	for _, r := range d.Removed {
+		if inScope(r) {
+			out.Removed = append(out.Removed, r)
+		}
+	}
+	return out
 }
