@@ -80,11 +80,12 @@ func (m *core) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) error 
 	r.op.ToVersion = version
 	r.op.ServiceName = name
 	r.op.Params.TargetDigest = b.Digest
+	if other := m.serviceNamed(ctx, name, r.op.ServiceID); other != nil {
+		return m.discardDuplicate(ctx, r, alreadyRegistered(name, other))
+	}
 	_, err = m.Mutate(ctx, r.op.ServiceID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
-		for _, other := range m.Repo.Services(ctx) {
-			if other.ID != svc.ID && other.Name == name && other.LifecycleState != lifecycle.StateDecommissioned {
-				return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("%s is already registered as service %s (version %s): upgrade that service (PATCH source) or register this version with POST /v2/vcf-service-versions", name, other.ID, other.Version))
-			}
+		if other := m.serviceNamed(ctx, name, svc.ID); other != nil {
+			return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, alreadyRegistered(name, other))
 		}
 		svc.Name, svc.Version, svc.Digest = name, version, b.Digest
 		svc.Vendor = vendorOf(b)
@@ -92,6 +93,34 @@ func (m *core) adoptBundle(ctx context.Context, r *run, b *bundle.Bundle) error 
 		return tx.PutOperation(r.op)
 	})
 	return err
+}
+
+// discardDuplicate ends a registration whose package turned out, once
+// downloaded, to have a service already: the new service's record goes in
+// the transaction that records the operation's failure, so no nameless
+// service is left and its history says why.
+func (m *core) discardDuplicate(ctx context.Context, r *run, cause error) error {
+	now := m.now()
+	op := r.op
+	for i := range op.Steps {
+		switch {
+		case op.Steps[i].Name == "download":
+			op.Steps[i].Status, op.Steps[i].Message, op.Steps[i].FinishedAt = lifecycle.StepFailed, cause.Error(), now
+		case op.Steps[i].Status == lifecycle.StepPending:
+			op.Steps[i].Status = lifecycle.StepSkipped
+		}
+	}
+	op.Outcome, op.FinishedAt = lifecycle.OutcomeFailed, now
+	err := m.Update(ctx, func(tx lifecycle.Tx) error {
+		if err := tx.PutOperation(op); err != nil {
+			return err
+		}
+		return tx.DeleteService(op.ServiceID)
+	})
+	if err != nil {
+		return err
+	}
+	return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, cause)
 }
 
 func (m *core) validateRegistration(ctx context.Context, r *run) error {

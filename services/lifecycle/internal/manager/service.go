@@ -57,6 +57,9 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*lifecycle.Ser
 	if err := validateLabels("locations", req.Locations); err != nil {
 		return nil, err
 	}
+	if err := m.refuseRegistered(ctx, req); err != nil {
+		return nil, err
+	}
 	now := m.now()
 	svc := &lifecycle.Service{
 		ID:             newServiceID(),
@@ -90,6 +93,50 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*lifecycle.Ser
 	}
 	m.enqueue(ctx, op)
 	return svc.Clone(), nil
+}
+
+// refuseRegistered refuses, before anything is created, a service whose
+// package name is known without downloading (the request names it, or the
+// catalog knows the source) and already has a service: there is one
+// service per package name.
+func (m *core) refuseRegistered(ctx context.Context, req CreateRequest) error {
+	name := req.Name
+	if name == "" {
+		entries, err := m.Repo.Catalog(ctx, "")
+		if err != nil {
+			return fmt.Errorf("read the catalog: %w", err)
+		}
+		for _, e := range entries {
+			if e.Source == req.Source {
+				name = e.Name
+				break
+			}
+		}
+	}
+	if other := m.serviceNamed(ctx, name, ""); other != nil {
+		return fmt.Errorf("%w: %w", alreadyRegistered(name, other), lifecycle.ErrAlreadyExists)
+	}
+	return nil
+}
+
+// serviceNamed is the live service of a package name other than the one
+// with id except, or nil.
+func (m *core) serviceNamed(ctx context.Context, name, except string) *lifecycle.Service {
+	if name == "" {
+		return nil
+	}
+	for _, other := range m.Repo.Services(ctx) {
+		if other.ID != except && other.Name == name && other.LifecycleState != lifecycle.StateDecommissioned {
+			return other
+		}
+	}
+	return nil
+}
+
+// alreadyRegistered names the service a package already has.
+func alreadyRegistered(name string, other *lifecycle.Service) error {
+	return fmt.Errorf("%s is already registered as service %s (version %s): upgrade that service (PATCH source) or register this version with POST /v2/vcf-service-versions",
+		name, other.ID, other.Version)
 }
 
 // Get returns a service by id.
