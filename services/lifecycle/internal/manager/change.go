@@ -121,6 +121,11 @@ func (m *core) Apply(ctx context.Context, id string, c Change) (*lifecycle.Servi
 	if err != nil {
 		return nil, err
 	}
+	if c.Source != nil && *c.Source != "" && *c.Source != current.Source {
+		if err := m.refuseKnownVersion(ctx, current, *c.Source); err != nil {
+			return nil, err
+		}
+	}
 	// Acceptance is checked against a render before the transaction: it
 	// calls the renderer and must not hold the store.
 	var wantGrants map[string]any
@@ -286,7 +291,6 @@ func (m *core) transition(svc *lifecycle.Service, to string, busy bool, wantGran
 		m.recordInstant(svc, lifecycle.OpDeactivate, by)
 		svc.LifecycleState = lifecycle.StateInactive
 		svc.Status = lifecycle.StatusReady
-		svc.Phase = lifecycle.PhaseUninstalling
 	case to == lifecycle.StatePaused:
 		m.recordInstant(svc, lifecycle.OpPause, by)
 		svc.LifecycleState = lifecycle.StatePaused
@@ -295,6 +299,8 @@ func (m *core) transition(svc *lifecycle.Service, to string, busy bool, wantGran
 		svc.LifecycleState = lifecycle.StateActive
 		svc.Status = lifecycle.StatusBusy
 	}
+	// These transitions are done within the request: no operation runs.
+	svc.Phase = ""
 	return nil, nil
 }
 

@@ -296,11 +296,21 @@ func (m *core) fail(ctx context.Context, r *run, i int, cause error, stuck bool)
 		if def, ok := operations[op.Type]; ok {
 			def.onFailure(svc, op, outcome)
 		}
+		clearPhase(svc)
 	})
 	if err != nil {
 		m.Log.Error("record failed operation", "operation", op.ID, "error", err)
 	}
 	m.afterFailure(ctx, op, outcome)
+}
+
+// clearPhase: phase names the stage of the running operation; once none
+// runs it is empty (state.operation says how the last one ended). A
+// stuck operation still holds the service, so its phase stays.
+func clearPhase(svc *lifecycle.Service) {
+	if svc.ActiveOperation == "" {
+		svc.Phase = ""
+	}
 }
 
 // finish records a successful operation.
@@ -317,6 +327,7 @@ func (m *core) finish(ctx context.Context, r *run) {
 			svc.Progress.Message = "done"
 			svc.Progress.Outcome = lifecycle.OutcomeSucceeded
 		}
+		clearPhase(svc)
 	})
 	if err != nil {
 		m.Log.Error("record finished operation", "operation", op.ID, "error", err)

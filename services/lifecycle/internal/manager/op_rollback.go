@@ -111,7 +111,7 @@ func (m *core) abandonStuckChecks(ctx context.Context, svc *lifecycle.Service, b
 		op.Outcome = lifecycle.OutcomeRolledBack
 		op.FinishedAt = m.now()
 		s.ActiveOperation = ""
-		s.Phase = op.Params.Phase
+		s.Phase = ""
 		s.Status = lifecycle.StatusBusy
 		s.ErrorDetails = append(s.ErrorDetails, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: lifecycle.SeverityInfo,
 			Message: fmt.Sprintf("the upgrade to %s, stuck before maintenance, was abandoned by %s; %s stays installed", op.ToVersion, nonEmptyStr(by, "a rollback"), s.Version)})

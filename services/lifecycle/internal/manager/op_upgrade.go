@@ -93,13 +93,44 @@ func checkTargetBundle(svc *lifecycle.Service, b *bundle.Bundle) (string, error)
 	if v == "" {
 		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the new bundle's package.yml has no spec.version"))
 	}
-	if v == svc.Version {
-		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("version %s is already installed", v))
-	}
-	if version.Compare(v, svc.Version) < 0 {
-		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("version %s is older than the installed %s: downgrades go through POST /rollback", v, svc.Version))
+	if err := checkTargetVersion(svc, v); err != nil {
+		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, err)
 	}
 	return v, nil
+}
+
+// checkTargetVersion refuses an upgrade to the installed version or an
+// older one.
+func checkTargetVersion(svc *lifecycle.Service, v string) error {
+	if v == svc.Version {
+		return fmt.Errorf("version %s is already installed", v)
+	}
+	if version.Compare(v, svc.Version) < 0 {
+		return fmt.Errorf("version %s is older than the installed %s: downgrades go through POST /rollback", v, svc.Version)
+	}
+	return nil
+}
+
+// refuseKnownVersion refuses, before an upgrade starts, a source whose
+// version the catalog already knows to be the installed one or older: no
+// download is needed to tell.
+func (m *core) refuseKnownVersion(ctx context.Context, svc *lifecycle.Service, source string) error {
+	if svc.Name == "" || svc.Version == "" {
+		return nil
+	}
+	entries, err := m.Repo.Catalog(ctx, svc.Name)
+	if err != nil {
+		return fmt.Errorf("read the catalog of %s: %w", svc.Name, err)
+	}
+	for _, e := range entries {
+		if e.Source == source {
+			if err := checkTargetVersion(svc, e.Version); err != nil {
+				return fmt.Errorf("%w: %w", err, lifecycle.ErrInvalidArgument)
+			}
+			return nil
+		}
+	}
+	return nil
 }
 
 // upgradeDownload fetches (or loads) the new bundle, checks it is a newer
