@@ -111,6 +111,23 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) ([]byte,
 	return raw, nil
 }
 
+// Identify asks, without sending the token, whether the server is a
+// Service Manager (its /healthz answers with the identity header), so a
+// token is never handed to another server at login.
+func (c *Client) Identify(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/healthz", nil)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.transportError(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return c.checkIdentity(resp)
+}
+
 // Server is the base URL the client talks to.
 func (c *Client) Server() string { return c.base }
 

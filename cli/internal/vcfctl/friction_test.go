@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,7 +137,11 @@ func TestRefusedUpFront(t *testing.T) {
 // errors.
 func TestErrorsInVcfctlWords(t *testing.T) {
 	w := newWorld(t)
-	foreign := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) {
+	var tokensSent atomic.Int32
+	foreign := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			tokensSent.Add(1)
+		}
 		rw.Header().Set("Content-Type", "application/json")
 		_, _ = rw.Write([]byte(`{"values":[],"resultTotal":0}`))
 	}))
@@ -147,6 +152,7 @@ func TestErrorsInVcfctlWords(t *testing.T) {
 	require.Equal(t, vcfctl.ExitError, r.code)
 	require.Contains(t, r.errOut, foreign.URL+" does not answer as a VCF Service Manager (HTTP 200, application/json: no X-Vcfsm-Api-Version header)")
 	require.NotContains(t, w.ok(t, "context", "list"), "other", "nothing was saved")
+	require.Zero(t, tokensSent.Load(), "login asks who the server is before it sends the token")
 	w.env["VCFCTL_SERVER"] = foreign.URL
 	r = w.run(t, "service", "list")
 	require.Equal(t, vcfctl.ExitError, r.code, "an empty table from another server is not an answer")

@@ -80,8 +80,11 @@ func (a *App) login(cmd *cobra.Command, o loginOpts) error {
 	if err != nil {
 		return err
 	}
-	// One cheap authenticated call proves server, CA and token; the
-	// client refuses an answer without the Service Manager's identity.
+	// The server must say it is a Service Manager before it gets the
+	// token; then one cheap authenticated call proves CA and token.
+	if err := cl.Identify(cmd.Context()); err != nil {
+		return fmt.Errorf("login to %s failed: %w", ctxEntry.Server, err)
+	}
 	if _, err := cl.Do(cmd.Context(), http.MethodGet, "/v2/vcf-services?page=1&pageSize=1", nil); err != nil {
 		if api.IsUnauthorized(err) {
 			return fmt.Errorf("%s refused the token from %s: %s", ctxEntry.Server, tokenFrom(o), tokenHint.Replace(err.Error()))
