@@ -97,7 +97,7 @@ func TestErrorsCarryTheServersMessage(t *testing.T) {
 	err = cl.Watch(context.Background(), "z", func(json.RawMessage) error { return nil })
 	var closed *StreamClosedError
 	require.ErrorAs(t, err, &closed)
-	require.EqualError(t, err, "the server closed the watch of z: it may be restarting; the operation goes on on the server side")
+	require.EqualError(t, err, "the server closed the watch of z: it may be stopping or restarting; run the command again to keep following the service (its operation goes on)")
 }
 
 // An answer without the Service Manager's identity header is refused,

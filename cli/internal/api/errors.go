@@ -82,7 +82,7 @@ func (e *StreamClosedError) Error() string {
 	if e.Cause != "" {
 		msg += " (" + e.Cause + ")"
 	}
-	return msg + ": it may be restarting; the operation goes on on the server side"
+	return msg + ": it may be stopping or restarting; run the command again to keep following the service (its operation goes on)"
 }
 
 // checkIdentity refuses an answer that does not carry the identity header
