@@ -63,11 +63,13 @@ func TestWaitJudgesTheOutcome(t *testing.T) {
 
 	// A Supervisor slower than --timeout: exit 4, the operation goes on,
 	// and the resources still pending are named with their Supervisor.
+	// (The upgrade reaches its resources in a second or two; the timeout
+	// leaves room for a loaded machine, the delay outlasts it.)
 	require.NoError(t, sim.InjectFault(simulator.Fault{Kind: "SupervisorService", Scope: "supervisor-vc1", Op: "apply",
-		Effect: simulator.EffectSlow, Delay: simulator.Duration(90 * time.Second)}))
-	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", w.publish(t, v2), "--wait", "--timeout", "30s")
+		Effect: simulator.EffectSlow, Delay: simulator.Duration(150 * time.Second)}))
+	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", w.publish(t, v2), "--wait", "--timeout", "45s")
 	require.Equal(t, vcfctl.ExitTimeout, r.code, "%s %s", r.out, r.errOut)
-	require.Contains(t, r.errOut, "not done after 30s (--timeout); the operation goes on (follow it with 'vcfctl service watch urn:vcloud:entity:broadcom:vcfService:")
+	require.Contains(t, r.errOut, "not done after 45s (--timeout); the operation goes on (follow it with 'vcfctl service watch urn:vcloud:entity:broadcom:vcfService:")
 	require.Contains(t, r.errOut, "  still pending:\n    SupervisorService arcturus-install on supervisor-vc1: Busy: Waiting for the target to finish\n")
 	require.Contains(t, r.out, "upgrade: waiting for SupervisorService arcturus-install on supervisor-vc1", "plain progress names it too")
 	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "pause", "arcturus.galaxy.com", "--timeout", "1m").code, "--timeout goes with --wait")

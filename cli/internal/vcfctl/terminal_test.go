@@ -236,7 +236,7 @@ func TestTerminalFallbacksAndConfirmation(t *testing.T) {
 
 	sim := w.box.Sys.Lifecycle().Simulator()
 	require.NoError(t, sim.InjectFault(simulator.Fault{Kind: "SupervisorService", Scope: "supervisor-vc1", Op: "apply",
-		Effect: simulator.EffectSlow, Delay: simulator.Duration(6 * time.Second)}))
+		Effect: simulator.EffectSlow, Delay: simulator.Duration(15 * time.Second)}))
 	_, scr = w.onTerminalWith(t, terminalOpts{until: "Healthy (active, version 1.0.0)", size: wide},
 		"service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
 	require.Contains(t, scr, "activate: waiting for SupervisorService arcturus-install on supervisor-vc1: Busy: Waiting for the target to finish",
