@@ -35,16 +35,26 @@ func TestWaitJudgesTheOutcome(t *testing.T) {
 		return []string{"service", "activate", name, "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait"}
 	}
 
-	// Unhealthy for a moment: the activation's apply fails, the
-	// controllers' next one succeeds; the wait ends Healthy, as the
+	// Unhealthy for a while after the activation succeeded, then healed
+	// by the controllers' next apply: the wait ends Healthy, as the
 	// history says, instead of at the first Unhealthy.
-	w.ok(t, "service", "create", w.publish(t, v1), "--wait")
-	once := unhealthyOnVC1
-	once.Times = 1
-	require.NoError(t, sim.InjectFault(once))
-	r := w.run(t, activate("arcturus.galaxy.com")...)
+	out := w.ok(t, "service", "create", w.publish(t, v1), "--wait")
+	id := regexp.MustCompile(`Created (urn:\S+)`).FindStringSubmatch(out)[1]
+	require.NoError(t, sim.InjectFault(unhealthyOnVC1))
+	waiting := w.background(t, append(activate("arcturus.galaxy.com"), "--settle", "2m")...)
+	poll := time.Now().Add(time.Minute)
+	for !unhealthyFor(t, w, id, 2*time.Second) {
+		require.True(t, time.Now().Before(poll), "the activation never left the service Unhealthy")
+		select {
+		case r := <-waiting:
+			t.Fatalf("the wait ended while the service was Unhealthy: %d %s %s", r.code, r.out, r.errOut)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	sim.ClearFaults()
+	r := <-waiting
 	require.Equal(t, 0, r.code, "%s %s", r.out, r.errOut)
-	require.Contains(t, r.out, "activate: apply (Unhealthy", "the service was Unhealthy after its activation succeeded")
+	require.Contains(t, r.out, "activate: apply (Unhealthy", "the wait saw the service Unhealthy after its activation succeeded")
 	require.Contains(t, r.out, ": Healthy (active, version 1.0.0)")
 	require.Regexp(t, `activate\s.*\sSucceeded`, w.ok(t, "service", "history", "arcturus.galaxy.com"))
 
@@ -73,6 +83,31 @@ func TestWaitJudgesTheOutcome(t *testing.T) {
 	require.Contains(t, r.errOut, "  still pending:\n    SupervisorService arcturus-install on supervisor-vc1: Busy: Waiting for the target to finish\n")
 	require.Contains(t, r.out, "upgrade: waiting for SupervisorService arcturus-install on supervisor-vc1", "plain progress names it too")
 	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "pause", "arcturus.galaxy.com", "--timeout", "1m").code, "--timeout goes with --wait")
+}
+
+// unhealthyFor tells whether the service's operation succeeded and it has
+// been Unhealthy for at least d (a resource's last change is that old).
+func unhealthyFor(t *testing.T, w *world, id string, d time.Duration) bool {
+	t.Helper()
+	resp := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"?state=true", nil)
+	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+	var svc struct {
+		Status string
+		State  struct {
+			Operation struct{ Outcome string }
+			Resources []struct{ Status, LastModified string }
+		}
+	}
+	resp.JSON(t, &svc)
+	if svc.Status != "Unhealthy" || svc.State.Operation.Outcome != "Succeeded" {
+		return false
+	}
+	for _, r := range svc.State.Resources {
+		if at, err := time.Parse(time.RFC3339Nano, r.LastModified); err == nil && r.Status == "Unhealthy" && time.Since(at) >= d {
+			return true
+		}
+	}
+	return false
 }
 
 // What can be known before anything starts is refused at once, and
