@@ -13,7 +13,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: test-debs images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
@@ -33,7 +33,7 @@ build:
 		./services/precheck/cmd/samplehook ./services/lifecycle/cmd/simulator ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
 
 ## test: every unit, contract and end-to-end test of every module
-test: kube-test-bins
+test: kube-test-bins test-debs
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test -count=1 -timeout 20m ./...); done
 	@set -e; for m in $(CHECK_MODULES); do echo "== $$m"; (cd $$m && GOWORK=off go test -count=1 ./...); done
 
@@ -80,6 +80,14 @@ compose-down:
 e2e-compose: images
 	cd services/vcfsm && go test -tags compose -count=1 -timeout 30m -v -run TestComposeStack ./composetest/
 
+## test-debs: the Debian packages tests need (vcfctl's completion test
+## runs bash with the bash-completion package as well as without it)
+TEST_DEBS := bash-completion
+test-debs:
+	@missing=""; for p in $(TEST_DEBS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
+
 ## kube-test-bins: build the pinned kube-apiserver and etcd the Kubernetes
 ## target driver tests run (first build ≈ 10 min and 3 GB of memory; cached
 ## in .bin/ by version). The tests find them through KUBEBUILDER_ASSETS.
@@ -121,9 +129,12 @@ tools:
 	@mkdir -p .bin
 	GOWORK=off go build -C tools -o $(CURDIR)/.bin/ $(TOOLS)
 
-## generate: regenerate gen/ from proto/
+## generate: regenerate gen/ from proto/; tools/openapi then adds to the
+## OpenAPI document what the generator cannot know (success and error
+## statuses of every route, YAML bodies, the identity header)
 generate: tools
 	buf generate
+	GOWORK=off go run -C tools/openapi . $(CURDIR)/gen/vcfservices/lifecycle/v1/lifecycle.swagger.json
 
 ## verify: everything CI checks besides tests
 verify: verify-generate verify-modules buf-lint buf-format buf-breaking fmt vet check-boundaries check-ports lint

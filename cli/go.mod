@@ -24,6 +24,7 @@ require (
 	github.com/vcfsm/vcfsm/services/lifecycle v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/renderer v0.0.0-00010101000000-000000000000
 	github.com/vcfsm/vcfsm/services/vcfsm v0.0.0-00010101000000-000000000000
+	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/term v0.47.0
 	google.golang.org/protobuf v1.36.12
 	sigs.k8s.io/yaml v1.6.0

@@ -58,22 +58,6 @@ func New(server, token, caFile string) (*Client, error) {
 	}, nil
 }
 
-// Error is a non-2xx answer.
-type Error struct {
-	Status  int
-	Message string
-}
-
-func (e *Error) Error() string {
-	return fmt.Sprintf("server answered %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
-}
-
-// IsNotFound tells whether err is a 404 answer.
-func IsNotFound(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == http.StatusNotFound
-}
-
 func (c *Client) request(ctx context.Context, method, path string, body any) (*http.Request, error) {
 	var rd io.Reader
 	switch v := body.(type) {
@@ -102,7 +86,8 @@ func (c *Client) request(ctx context.Context, method, path string, body any) (*h
 }
 
 // Do sends a request and returns the body of a 2xx answer. body is
-// JSON-encoded unless it is already []byte.
+// JSON-encoded unless it is already []byte. Every answer must carry the
+// Service Manager's identity header.
 func (c *Client) Do(ctx context.Context, method, path string, body any) ([]byte, error) {
 	req, err := c.request(ctx, method, path, body)
 	if err != nil {
@@ -113,15 +98,38 @@ func (c *Client) Do(ctx context.Context, method, path string, body any) ([]byte,
 		return nil, c.transportError(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
+	if err := c.checkIdentity(resp); err != nil {
+		return nil, err
+	}
 	raw, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: read answer: %w", method, path, err)
+		return nil, fmt.Errorf("read the answer of %s: %w", c.base, err)
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, errorOf(resp.StatusCode, raw)
+		return nil, errorOf(resp, raw)
 	}
 	return raw, nil
 }
+
+// Identify asks, without sending the token, whether the server is a
+// Service Manager (its /healthz answers with the identity header), so a
+// token is never handed to another server at login.
+func (c *Client) Identify(ctx context.Context) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/healthz", nil)
+	if err != nil {
+		return fmt.Errorf("build request: %w", err)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return c.transportError(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return c.checkIdentity(resp)
+}
+
+// Server is the base URL the client talks to.
+func (c *Client) Server() string { return c.base }
 
 // transportError names the server once instead of the whole request URL.
 func (c *Client) transportError(err error) error {
@@ -130,20 +138,6 @@ func (c *Client) transportError(err error) error {
 		err = ue.Err
 	}
 	return fmt.Errorf("cannot reach %s: %w", c.base, err)
-}
-
-func errorOf(status int, raw []byte) error {
-	var body struct {
-		Message string `json:"message"`
-	}
-	msg := strings.TrimSpace(string(raw))
-	if json.Unmarshal(raw, &body) == nil && body.Message != "" {
-		msg = body.Message
-	}
-	if status == http.StatusUnauthorized {
-		msg += " (check the token: 'vcfctl login' or VCFCTL_TOKEN)"
-	}
-	return &Error{Status: status, Message: msg}
 }
 
 // Watch streams the service's watch route, calling fn with every event's
@@ -155,7 +149,8 @@ func (c *Client) Watch(ctx context.Context, id string, fn func(raw json.RawMessa
 
 // WatchUntil is Watch with ?until=<status>: the server ends the stream
 // after the event where the service has that status or its operation
-// failed; empty until watches until the stream is closed.
+// failed; empty until watches until the stream is closed. A stream the
+// server breaks off is a *StreamClosedError.
 func (c *Client) WatchUntil(ctx context.Context, id, until string, fn func(raw json.RawMessage) error) error {
 	path := "/v2/vcf-services/" + url.PathEscape(id) + "/watch"
 	if until != "" {
@@ -170,11 +165,23 @@ func (c *Client) WatchUntil(ctx context.Context, id, until string, fn func(raw j
 		return c.transportError(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode/100 != 2 {
-		raw, _ := io.ReadAll(resp.Body)
-		return errorOf(resp.StatusCode, raw)
+	if err := c.checkIdentity(resp); err != nil {
+		return err
 	}
-	sc := bufio.NewScanner(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		return errorOf(resp, raw)
+	}
+	err = readEvents(resp.Body, id, fn)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// readEvents calls fn with each event of a watch stream.
+func readEvents(body io.Reader, id string, fn func(raw json.RawMessage) error) error {
+	sc := bufio.NewScanner(body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
 		line := bytes.TrimSpace(sc.Bytes())
@@ -183,16 +190,13 @@ func (c *Client) WatchUntil(ctx context.Context, id, until string, fn func(raw j
 		}
 		var m struct {
 			Result json.RawMessage `json:"result"`
-			Error  *struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
-			} `json:"error"`
+			Error  *statusBody     `json:"error"`
 		}
 		if err := json.Unmarshal(line, &m); err != nil {
-			return fmt.Errorf("watch %s: bad event %q: %w", id, line, err)
+			return fmt.Errorf("watch %s: the server sent a line that is not an event (%.80q): %w", id, line, err)
 		}
 		if m.Error != nil {
-			return fmt.Errorf("watch %s: %s", id, m.Error.Message)
+			return streamError(id, m.Error)
 		}
 		if err := fn(m.Result); err != nil {
 			if errors.Is(err, ErrStop) {
@@ -201,13 +205,30 @@ func (c *Client) WatchUntil(ctx context.Context, id, until string, fn func(raw j
 			return err
 		}
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("watch %s: %w", id, err)
+		return &StreamClosedError{ID: id, Cause: err.Error()}
 	}
 	return nil
+}
+
+// gRPC codes a broken-off stream ends with: the server's side of the
+// stream was cancelled or its transport went away.
+const (
+	codeCanceled    = 1
+	codeUnavailable = 14
+)
+
+// streamError turns an error event into an error: a stream the server
+// stopped is said in words, anything else is the server's message.
+func streamError(id string, st *statusBody) error {
+	code := -1
+	if st.Code != nil {
+		code = *st.Code
+	}
+	if code == codeCanceled || code == codeUnavailable {
+		return &StreamClosedError{ID: id}
+	}
+	return &Error{Status: http.StatusOK, Code: code, Message: st.Message}
 }
 
 // ErrStop ends a watch from its callback.

@@ -110,6 +110,10 @@ type Resolved struct {
 	Server string
 	Token  string
 	CAFile string
+	// TokenSource says where the token came from, for error messages:
+	// "token file <path>", "VCFCTL_TOKEN", "the token stored in the
+	// context" or "no token".
+	TokenSource string
 }
 
 // Resolve picks the context: the --context flag, then VCFCTL_CONTEXT, then
@@ -130,19 +134,21 @@ func Resolve(f *File, flagContext string, env Env) (Resolved, error) {
 			return Resolved{}, fmt.Errorf("context %q does not exist (known: %s); run 'vcfctl login' or 'vcfctl context list'", name, strings.Join(f.Names(), ", "))
 		}
 	}
-	r := Resolved{Name: name, Server: c.Server, Token: c.Token, CAFile: c.CAFile}
-	if c.TokenFile != "" && r.Token == "" {
+	r := Resolved{Name: name, Server: c.Server, Token: c.Token, CAFile: c.CAFile, TokenSource: "no token"}
+	if r.Token != "" {
+		r.TokenSource = "the token stored in the context"
+	}
+	if v := env("VCFCTL_TOKEN"); v != "" {
+		r.Token, r.TokenSource = v, "VCFCTL_TOKEN"
+	} else if c.TokenFile != "" && r.Token == "" {
 		b, err := os.ReadFile(c.TokenFile)
 		if err != nil {
 			return Resolved{}, fmt.Errorf("context %q: read token file: %w", name, err)
 		}
-		r.Token = strings.TrimSpace(string(b))
+		r.Token, r.TokenSource = strings.TrimSpace(string(b)), "token file "+c.TokenFile
 	}
 	if v := env("VCFCTL_SERVER"); v != "" {
 		r.Server = v
-	}
-	if v := env("VCFCTL_TOKEN"); v != "" {
-		r.Token = v
 	}
 	if v := env("VCFCTL_CA_FILE"); v != "" {
 		r.CAFile = v

@@ -47,15 +47,20 @@ func TestResolveOrder(t *testing.T) {
 	}}
 	r, err := Resolve(f, "", envOf(nil))
 	require.NoError(t, err)
-	require.Equal(t, Resolved{Name: "a", Server: "http://a", Token: "ta"}, r)
+	require.Equal(t, Resolved{Name: "a", Server: "http://a", Token: "ta", TokenSource: "the token stored in the context"}, r)
 
 	r, err = Resolve(f, "", envOf(map[string]string{"VCFCTL_CONTEXT": "b"}))
 	require.NoError(t, err)
-	require.Equal(t, Resolved{Name: "b", Server: "http://b", Token: "from-file", CAFile: "/ca.pem"}, r)
+	require.Equal(t, Resolved{Name: "b", Server: "http://b", Token: "from-file", CAFile: "/ca.pem", TokenSource: "token file " + tokenFile}, r)
 
 	r, err = Resolve(f, "a", envOf(map[string]string{"VCFCTL_CONTEXT": "b", "VCFCTL_SERVER": "http://x", "VCFCTL_TOKEN": "tx"}))
 	require.NoError(t, err, "the flag wins over VCFCTL_CONTEXT; server and token variables override the context")
-	require.Equal(t, Resolved{Name: "a", Server: "http://x", Token: "tx"}, r)
+	require.Equal(t, Resolved{Name: "a", Server: "http://x", Token: "tx", TokenSource: "VCFCTL_TOKEN"}, r)
+
+	require.NoError(t, os.Remove(tokenFile))
+	r, err = Resolve(f, "b", envOf(map[string]string{"VCFCTL_TOKEN": "tx"}))
+	require.NoError(t, err, "VCFCTL_TOKEN replaces the context's token file, which is not read")
+	require.Equal(t, "VCFCTL_TOKEN", r.TokenSource)
 
 	_, err = Resolve(f, "nope", envOf(nil))
 	require.ErrorContains(t, err, `context "nope" does not exist (known: a, b)`)

@@ -1,13 +1,17 @@
 package vcfctl
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 
 	"github.com/spf13/cobra"
+	yamlv3 "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
@@ -16,15 +20,21 @@ import (
 )
 
 func (a *App) createCmd() *cobra.Command {
-	var wait bool
+	var o waitOpts
+	var output string
 	c := &cobra.Command{
-		Use:   "create SOURCE [--wait]",
+		Use:   "create SOURCE [--wait [--timeout D] [--settle D]] [-o json|yaml]",
 		Short: "Register a service from a bundle (oci://… or https://….tar)",
-		Args:  exactArgs("SOURCE"),
+		Long: "Register a service from a bundle. With -o json or -o yaml the service is printed as the\n" +
+			"REST API returns it (after --wait: as it is at the end) and progress goes to standard error.",
+		Args: exactArgs("SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cl, err := a.client()
 			if err != nil {
 				return err
+			}
+			if output != "" {
+				a.status = a.io.Err
 			}
 			raw, err := cl.Do(cmd.Context(), http.MethodPost, "/v2/vcf-services", map[string]any{"source": args[0]})
 			if err != nil {
@@ -34,14 +44,25 @@ func (a *App) createCmd() *cobra.Command {
 			if err := decode(raw, &s); err != nil {
 				return err
 			}
-			a.printf("Created %s (status %s)\n", s.GetId(), s.GetStatus())
-			if !wait {
+			a.report("Created %s (status %s)\n", s.GetId(), s.GetStatus())
+			if o.wait {
+				if err := a.wait(cmd.Context(), cl, s.GetId(), "", goalCreated, o); err != nil {
+					return err
+				}
+				if output != "" {
+					if raw, err = cl.Do(cmd.Context(), http.MethodGet, servicePath(s.GetId()), nil); err != nil {
+						return err
+					}
+				}
+			}
+			if output == "" {
 				return nil
 			}
-			return a.wait(cmd.Context(), cl, s.GetId(), "", goalCreated)
+			return a.writeRaw(output, raw)
 		},
 	}
-	c.Flags().BoolVar(&wait, "wait", false, "follow the download until the service is Unresolved (exit 3 if it fails)")
+	waitFlags(c, &o, "follow the download until the service is Unresolved (exit 3 if it fails)")
+	outputFlag(c, &output, "", formatJSON, formatYAML)
 	return c
 }
 
@@ -81,10 +102,13 @@ var renderRoutes = map[string]string{
 func (a *App) renderCmd() *cobra.Command {
 	var valuesFile, output string
 	c := &cobra.Command{
-		Use:       "render SERVICE values|resources|grants|provenance [--values-file FILE]",
-		Short:     "Preview effective values, resources, access grants or where each value came from",
-		Args:      exactArgs("SERVICE", "WHAT"),
-		ValidArgs: []string{"values", "resources", "grants", "provenance"},
+		Use:   "render SERVICE values|resources|grants|provenance [--values-file FILE] [-o json|yaml]",
+		Short: "Preview effective values, resources, access grants or where each value came from",
+		Long: "Preview what the service would install. values and resources print YAML as the server renders it\n" +
+			"(-o json: the same as JSON; several resources become a JSON array); grants print JSON (-o yaml: YAML);\n" +
+			"provenance prints a table (-o json|yaml: the REST document).",
+		Args:              exactArgs("SERVICE", "WHAT"),
+		ValidArgsFunction: a.completeRender,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			route, ok := renderRoutes[args[1]]
 			if !ok {
@@ -104,19 +128,19 @@ func (a *App) renderCmd() *cobra.Command {
 		},
 	}
 	c.Flags().StringVar(&valuesFile, "values-file", "", "YAML file with the user's value overrides")
-	c.Flags().StringVarP(&output, "output", "o", "", "json|yaml for grants and provenance (values and resources are YAML)")
+	outputFlag(c, &output, "", formatJSON, formatYAML)
 	return c
 }
 
 func (a *App) writeRender(what, output string, raw []byte) error {
 	switch {
+	case (what == "values" || what == "resources") && output == formatJSON:
+		return a.writeYAMLAsJSON(what == "resources", raw)
 	case what == "values" || what == "resources":
 		_, err := a.io.Out.Write(raw) // application/yaml, verbatim
 		return err
-	case output == formatJSON || output == formatYAML:
-		return a.writeRaw(output, raw)
 	case output != "":
-		return usageErr("--output %q is not one of json, yaml", output)
+		return a.writeRaw(output, raw)
 	case what == "grants":
 		_, err := a.io.Out.Write(prettyJSON(raw))
 		return err
@@ -133,17 +157,63 @@ func (a *App) writeRender(what, output string, raw []byte) error {
 	return nil
 }
 
+// writeYAMLAsJSON prints a YAML answer as indented JSON: one document as
+// an object, a stream of documents (resources) as an array.
+func (a *App) writeYAMLAsJSON(stream bool, raw []byte) error {
+	var docs []json.RawMessage
+	dec := yamlv3.NewDecoder(bytes.NewReader(raw))
+	for {
+		var n yamlv3.Node
+		err := dec.Decode(&n)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("the server's YAML cannot be read: %w", err)
+		}
+		if len(n.Content) == 0 || n.Content[0].Tag == "!!null" {
+			continue // an empty document between separators
+		}
+		y, err := yamlv3.Marshal(&n)
+		if err != nil {
+			return fmt.Errorf("the server's YAML cannot be read: %w", err)
+		}
+		j, err := yaml.YAMLToJSON(y)
+		if err != nil {
+			return fmt.Errorf("the server's YAML has no JSON form: %w", err)
+		}
+		docs = append(docs, j)
+	}
+	var out []byte
+	var err error
+	switch {
+	case stream:
+		out, err = json.Marshal(docs)
+	case len(docs) == 1:
+		out = docs[0]
+	default:
+		out = []byte("{}")
+	}
+	if err != nil {
+		return err
+	}
+	_, err = a.io.Out.Write(prettyJSON(out))
+	return err
+}
+
 type activateOpts struct {
-	eula, signatures, rendered, wait bool
-	grantsFile, valuesFile           string
+	eula, signatures, rendered bool
+	grantsFile, valuesFile     string
+	wait                       waitOpts
 }
 
 func (a *App) activateCmd() *cobra.Command {
 	var o activateOpts
 	c := &cobra.Command{
-		Use:   "activate SERVICE --accept-eula --accept-signatures (--accept-grants FILE | --accept-rendered-grants) [--values-file FILE] [--wait]",
-		Short: "Accept EULA, signatures and access grants and activate the service",
-		Args:  exactArgs("SERVICE"),
+		Use:               "activate SERVICE --accept-eula --accept-signatures (--accept-grants FILE | --accept-rendered-grants) [--values-file FILE] [--wait [--timeout D] [--settle D]]",
+		Short:             "Accept EULA, signatures and access grants and activate the service",
+		Args:              exactArgs("SERVICE"),
+		ValidArgsFunction: a.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !o.eula || !o.signatures {
 				return usageErr("activation needs --accept-eula and --accept-signatures")
@@ -159,7 +229,7 @@ func (a *App) activateCmd() *cobra.Command {
 	c.Flags().StringVar(&o.grantsFile, "accept-grants", "", "JSON or YAML file with the access grants to accept (as render grants prints them)")
 	c.Flags().BoolVar(&o.rendered, "accept-rendered-grants", false, "fetch the grants from render-access-grants, print them and accept exactly those")
 	c.Flags().StringVar(&o.valuesFile, "values-file", "", "YAML file with the user's value overrides")
-	c.Flags().BoolVar(&o.wait, "wait", false, "follow the activation until Healthy (exit 3 if it ends Unhealthy or blocked)")
+	waitFlags(c, &o.wait, "follow the activation until Healthy (exit 3 if it fails, or the service stays Unhealthy)")
 	return c
 }
 
@@ -199,33 +269,34 @@ func (a *App) activate(cmd *cobra.Command, cl *api.Client, id string, o activate
 	if _, err := cl.Do(cmd.Context(), http.MethodPatch, servicePath(id), patch); err != nil {
 		return err
 	}
-	a.printf("Activation of %s accepted\n", id)
-	if !o.wait {
+	a.report("Activation of %s accepted\n", id)
+	if !o.wait.wait {
 		return nil
 	}
 	g := goalHealthy
 	g.what = "activate"
-	return a.wait(cmd.Context(), cl, id, prev, g)
+	return a.wait(cmd.Context(), cl, id, prev, g, o.wait)
 }
 
 // stateCmd is pause, resume or deactivate: a lifecycleState change.
 func (a *App) stateCmd(name, state, short string) *cobra.Command {
-	var wait bool
+	var o waitOpts
 	c := &cobra.Command{
-		Use:   name + " SERVICE [--wait]",
-		Short: short,
-		Args:  exactArgs("SERVICE"),
+		Use:               name + " SERVICE [--wait [--timeout D] [--settle D]]",
+		Short:             short,
+		Args:              exactArgs("SERVICE"),
+		ValidArgsFunction: a.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				prev, err := a.before(cmd.Context(), cl, id, wait)
+				prev, err := a.before(cmd.Context(), cl, id, o)
 				if err != nil {
 					return err
 				}
 				if _, err := cl.Do(cmd.Context(), http.MethodPatch, servicePath(id), map[string]any{"lifecycleState": state}); err != nil {
 					return err
 				}
-				a.printf("%s of %s accepted\n", name, id)
-				if !wait {
+				a.report("%s of %s accepted\n", name, id)
+				if !o.wait {
 					return nil
 				}
 				g := goalSettled
@@ -233,107 +304,10 @@ func (a *App) stateCmd(name, state, short string) *cobra.Command {
 					g = goalHealthy
 				}
 				g.what = name
-				return a.wait(cmd.Context(), cl, id, prev, g)
+				return a.wait(cmd.Context(), cl, id, prev, g, o)
 			})
 		},
 	}
-	c.Flags().BoolVar(&wait, "wait", false, "follow the operation until it ends (exit 3 if it ends Unhealthy or blocked)")
-	return c
-}
-
-func (a *App) upgradeCmd() *cobra.Command {
-	var source string
-	var wait bool
-	c := &cobra.Command{
-		Use:   "upgrade SERVICE --source URL [--wait]",
-		Short: "Upgrade the service to the bundle at URL (preview it first with 'plan')",
-		Args:  exactArgs("SERVICE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if source == "" {
-				return usageErr("--source is required")
-			}
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				prev, err := a.before(cmd.Context(), cl, id, wait)
-				if err != nil {
-					return err
-				}
-				if _, err := cl.Do(cmd.Context(), http.MethodPatch, servicePath(id), map[string]any{"source": source}); err != nil {
-					return err
-				}
-				a.printf("Upgrade of %s to %s accepted\n", id, source)
-				if !wait {
-					return nil
-				}
-				g := goalHealthy
-				g.what = "upgrade"
-				return a.wait(cmd.Context(), cl, id, prev, g)
-			})
-		},
-	}
-	c.Flags().StringVar(&source, "source", "", "bundle URL of the new version")
-	c.Flags().BoolVar(&wait, "wait", false, "follow the upgrade until Healthy (exit 3 if it is blocked or ends Unhealthy)")
-	return c
-}
-
-func (a *App) rollbackCmd() *cobra.Command {
-	var to string
-	var wait bool
-	c := &cobra.Command{
-		Use:   "rollback SERVICE --to VERSION [--wait]",
-		Short: "Roll the service back to a previous version",
-		Args:  exactArgs("SERVICE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if to == "" {
-				return usageErr("--to is required (see 'vcfctl service history' for the versions)")
-			}
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				prev, err := a.before(cmd.Context(), cl, id, wait)
-				if err != nil {
-					return err
-				}
-				if _, err := cl.Do(cmd.Context(), http.MethodPost, servicePath(id, "rollback"), map[string]any{"targetVersion": to}); err != nil {
-					return err
-				}
-				a.printf("Rollback of %s to %s accepted\n", id, to)
-				if !wait {
-					return nil
-				}
-				g := goalHealthy
-				g.what = "rollback"
-				return a.wait(cmd.Context(), cl, id, prev, g)
-			})
-		},
-	}
-	c.Flags().StringVar(&to, "to", "", "version to roll back to")
-	c.Flags().BoolVar(&wait, "wait", false, "follow the rollback until Healthy (exit 3 if it ends Unhealthy or blocked)")
-	return c
-}
-
-func (a *App) deleteCmd() *cobra.Command {
-	var force, wait bool
-	c := &cobra.Command{
-		Use:   "delete SERVICE [--force] [--wait]",
-		Short: "Delete the service and its resources",
-		Args:  exactArgs("SERVICE"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				prev, err := a.before(cmd.Context(), cl, id, wait)
-				if err != nil {
-					return err
-				}
-				path := fmt.Sprintf("%s?forceDelete=%t", servicePath(id), force)
-				if _, err := cl.Do(cmd.Context(), http.MethodDelete, path, nil); err != nil {
-					return err
-				}
-				a.printf("Deletion of %s accepted\n", id)
-				if !wait {
-					return nil
-				}
-				return a.wait(cmd.Context(), cl, id, prev, goalDeleted)
-			})
-		},
-	}
-	c.Flags().BoolVar(&force, "force", false, "skip unreachable targets (their resources are recorded as orphaned)")
-	c.Flags().BoolVar(&wait, "wait", false, "follow the deletion until the service is gone (exit 3 if it fails)")
+	waitFlags(c, &o, "follow the operation until it ends (exit 3 if it fails, or the service stays Unhealthy)")
 	return c
 }

@@ -24,6 +24,8 @@ const (
 	ExitError   = 1
 	ExitUsage   = 2
 	ExitBlocked = 3
+	// ExitTimeout: --wait gave up after --timeout; the operation goes on.
+	ExitTimeout = 4
 )
 
 // Version is set at build time (-ldflags "-X ...vcfctl.Version=...").
@@ -51,14 +53,24 @@ type App struct {
 	io      IO
 	env     config.Env
 	context string // --context
-	// tty is true when Out is a terminal (progress bars, colours).
+	// tty is true when Out is a terminal (colours).
 	tty bool
+	// status is where progress and "accepted" lines go: Out, or Err when
+	// Out carries a document for programs (-o json|yaml).
+	status io.Writer
+	// conn is the context the command connects with; error messages name
+	// it and where its token came from.
+	conn config.Resolved
+	// subject is the SERVICE argument as given, for hints in errors.
+	subject string
 }
 
-// exitError carries an exit code through cobra.
+// exitError carries an exit code through cobra; printed errors have
+// already been explained on standard error.
 type exitError struct {
-	code int
-	err  error
+	code    int
+	err     error
+	printed bool
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
@@ -68,13 +80,16 @@ func usageErr(format string, a ...any) error {
 	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
 }
 
-// errBlocked is returned after the blocking details were printed.
-var errBlocked = &exitError{code: ExitBlocked, err: errors.New("blocked")}
+var (
+	// errBlocked is returned after the blocking details were printed.
+	errBlocked  = &exitError{code: ExitBlocked, err: errors.New("blocked"), printed: true}
+	errTimedOut = errors.New("timed out")
+)
 
 // Run executes vcfctl with args (without the program name) and returns
 // the exit code.
 func Run(ctx context.Context, args []string, streams IO, env config.Env) int {
-	a := &App{io: streams, env: env}
+	a := &App{io: streams, env: env, status: streams.Out}
 	if f, ok := streams.Out.(*os.File); ok {
 		a.tty = term.IsTerminal(int(f.Fd())) //nolint:gosec // a file descriptor fits an int
 	}
@@ -87,18 +102,20 @@ func Run(ctx context.Context, args []string, streams IO, env config.Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	code := ExitError
 	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee != errBlocked {
-			_, _ = fmt.Fprintln(streams.Err, "Error:", ee.err)
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+		if ee.printed {
+			return code
 		}
-		return ee.code
+		err = ee.err
+	case isUsage(err):
+		code = ExitUsage
 	}
-	_, _ = fmt.Fprintln(streams.Err, "Error:", err)
-	if isUsage(err) {
-		return ExitUsage
-	}
-	return ExitError
+	_, _ = fmt.Fprintln(streams.Err, "Error:", a.describe(err))
+	return code
 }
 
 // isUsage recognises cobra's own usage errors that bypass the flag error
@@ -118,6 +135,9 @@ func (a *App) rootCmd() *cobra.Command {
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
 	root.PersistentFlags().StringVar(&a.context, "context", "", "context to use (default: VCFCTL_CONTEXT, then the current context)")
+	_ = root.RegisterFlagCompletionFunc("context", func(cmd *cobra.Command, _ []string, s string) ([]string, cobra.ShellCompDirective) {
+		return a.completeContexts(cmd, nil, s)
+	})
 	root.AddCommand(a.loginCmd(), a.contextCmd(), a.serviceCmd(), a.inventoryCmd(), a.catalogCmd(),
 		a.supervisorCmd(), a.versionCmd(), a.completionCmd(root))
 	return root
@@ -137,6 +157,7 @@ func (a *App) client() (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.conn = r
 	return api.New(r.Server, r.Token, r.CAFile)
 }
 
@@ -152,6 +173,17 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 
 func (a *App) printf(format string, args ...any) {
 	_, _ = fmt.Fprintf(a.io.Out, format, args...)
+}
+
+// report prints a line about what happened (accepted, progress, the end
+// of a wait): on standard output, or on standard error when standard
+// output carries a document for programs.
+func (a *App) report(format string, args ...any) {
+	_, _ = fmt.Fprintf(a.status, format, args...)
+}
+
+func (a *App) errorf(format string, args ...any) {
+	_, _ = fmt.Fprintf(a.io.Err, format, args...)
 }
 
 // group is a command that only holds subcommands: without one it prints

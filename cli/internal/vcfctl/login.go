@@ -80,8 +80,15 @@ func (a *App) login(cmd *cobra.Command, o loginOpts) error {
 	if err != nil {
 		return err
 	}
-	// One cheap authenticated call proves server, CA and token.
-	if _, err := cl.Do(cmd.Context(), http.MethodGet, "/v2/vcf-services?pageSize=1", nil); err != nil {
+	// The server must say it is a Service Manager before it gets the
+	// token; then one cheap authenticated call proves CA and token.
+	if err := cl.Identify(cmd.Context()); err != nil {
+		return fmt.Errorf("login to %s failed: %w", ctxEntry.Server, err)
+	}
+	if _, err := cl.Do(cmd.Context(), http.MethodGet, "/v2/vcf-services?page=1&pageSize=1", nil); err != nil {
+		if api.IsUnauthorized(err) {
+			return fmt.Errorf("%s refused the token from %s: %s", ctxEntry.Server, tokenFrom(o), tokenHint.Replace(err.Error()))
+		}
 		return fmt.Errorf("login to %s failed: %w", ctxEntry.Server, err)
 	}
 	path, err := config.Path(a.env)
@@ -131,9 +138,10 @@ func (a *App) contextCmd() *cobra.Command {
 			return nil
 		},
 	}, &cobra.Command{
-		Use:   "use NAME",
-		Short: "Make NAME the current context",
-		Args:  exactArgs("NAME"),
+		Use:               "use NAME",
+		Short:             "Make NAME the current context",
+		Args:              exactArgs("NAME"),
+		ValidArgsFunction: a.completeContexts,
 		RunE: func(_ *cobra.Command, args []string) error {
 			f, path, err := a.loadConfig()
 			if err != nil {
@@ -160,4 +168,12 @@ func (a *App) loadConfig() (*config.File, string, error) {
 	}
 	f, err := config.Load(path)
 	return f, path, err
+}
+
+// tokenFrom names where login read the token.
+func tokenFrom(o loginOpts) string {
+	if o.tokenStdin {
+		return "standard input (--token-stdin)"
+	}
+	return "--token-file " + o.tokenFile
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,10 +23,18 @@ import (
 func (a *App) watchCmd() *cobra.Command {
 	var output, until string
 	c := &cobra.Command{
-		Use:   "watch SERVICE [--until STATUS] [-o table|json]",
-		Short: "Print one line per change of the service (json: the events as NDJSON) until it is deleted or interrupted, or reaches --until",
-		Args:  exactArgs("SERVICE"),
+		Use:               "watch SERVICE [--until STATUS] [-o table|json]",
+		Short:             "Print one line per change of the service (json: the events as NDJSON) until it is deleted or interrupted, or reaches --until",
+		Args:              exactArgs("SERVICE"),
+		ValidArgsFunction: a.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if until != "" {
+				i := slices.IndexFunc(statuses, func(s string) bool { return strings.EqualFold(s, until) })
+				if i < 0 {
+					return usageErr("--until %q is not a status: want one of %s (any case)", until, strings.Join(statuses, ", "))
+				}
+				until = statuses[i]
+			}
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
 				var last lifecyclev1.WatchServiceResponse
 				err := cl.WatchUntil(cmd.Context(), id, until, func(raw json.RawMessage) error {
@@ -50,8 +59,12 @@ func (a *App) watchCmd() *cobra.Command {
 	}
 	outputFlag(c, &output, formatTable, formatJSON)
 	c.Flags().StringVar(&until, "until", "", "end when the service reaches this status (e.g. Healthy), or with exit 3 when its operation fails")
+	_ = c.RegisterFlagCompletionFunc("until", cobra.FixedCompletions(statuses, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
+
+// statuses are api.md's status values, the ones --until may name.
+var statuses = []string{"Ready", "Unresolved", "Healthy", "Busy", "Unhealthy", "Maintenance", "Unavailable"}
 
 // watchLine is one human line per event, with its timestamp.
 func watchLine(ev *lifecyclev1.WatchServiceResponse) string {
@@ -67,7 +80,7 @@ func watchLine(ev *lifecyclev1.WatchServiceResponse) string {
 		parts = append(parts, "phase "+ev.GetPhase())
 	}
 	if op := ev.GetOperation(); op != nil && op.GetStep() != "" {
-		parts = append(parts, strings.TrimSpace(fmt.Sprintf("%s: %s %s %s", op.GetType(), op.GetStep(), percentText(op.GetPercent()), op.GetMessage())))
+		parts = append(parts, operationText(op))
 	}
 	return strings.TrimSpace(strings.Join(parts, "  "))
 }
@@ -252,26 +265,6 @@ func (a *App) versionCmd() *cobra.Command {
 		RunE: func(_ *cobra.Command, _ []string) error {
 			a.printf("%s\n", versionLine())
 			return nil
-		},
-	}
-}
-
-func (a *App) completionCmd(root *cobra.Command) *cobra.Command {
-	return &cobra.Command{
-		Use:       "completion bash|zsh|fish",
-		Short:     "Print a shell completion script",
-		Args:      exactArgs("SHELL"),
-		ValidArgs: []string{"bash", "zsh", "fish"},
-		RunE: func(_ *cobra.Command, args []string) error {
-			switch args[0] {
-			case "bash":
-				return root.GenBashCompletionV2(a.io.Out, true)
-			case "zsh":
-				return root.GenZshCompletion(a.io.Out)
-			case "fish":
-				return root.GenFishCompletion(a.io.Out, true)
-			}
-			return usageErr("completion %q: choose bash, zsh or fish", args[0])
 		},
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,9 +21,12 @@ const (
 	formatYAML  = "yaml"
 )
 
-// outputFlag adds -o with the allowed formats; the first is the default.
+// outputFlag adds -o with the allowed formats; the first is the default
+// ("" for a command whose default output is not one of them).
 func outputFlag(c *cobra.Command, dst *string, allowed ...string) {
-	c.Flags().StringVarP(dst, "output", "o", allowed[0], "output format: "+strings.Join(allowed, "|"))
+	named := slices.DeleteFunc(slices.Clone(allowed), func(f string) bool { return f == "" })
+	c.Flags().StringVarP(dst, "output", "o", allowed[0], "output format: "+strings.Join(named, "|"))
+	_ = c.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(named, cobra.ShellCompDirectiveNoFileComp))
 	prev := c.PreRunE
 	c.PreRunE = func(cmd *cobra.Command, args []string) error {
 		for _, f := range allowed {
@@ -33,7 +37,7 @@ func outputFlag(c *cobra.Command, dst *string, allowed ...string) {
 				return nil
 			}
 		}
-		return usageErr("--output %q is not one of %s", *dst, strings.Join(allowed, ", "))
+		return usageErr("--output %q is not one of %s", *dst, strings.Join(named, ", "))
 	}
 }
 

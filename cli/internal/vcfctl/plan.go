@@ -22,7 +22,8 @@ func (a *App) planCmd() *cobra.Command {
 		Short: "Preview an upgrade: version path, checks, hook results and resource changes with diffs",
 		Long: "Preview an upgrade without changing anything. Exits 3 when the upgrade would be blocked,\n" +
 			"so scripts can gate an upgrade on its plan.",
-		Args: exactArgs("SERVICE"),
+		Args:              exactArgs("SERVICE"),
+		ValidArgsFunction: a.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (source == "") == (version == "") {
 				return usageErr("give exactly one of --source URL and --version VERSION (a registered version)")

@@ -3,10 +3,12 @@ package vcfctl
 import (
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	"github.com/vbauerster/mpb/v8"
 	"github.com/vbauerster/mpb/v8/decor"
+	"golang.org/x/term"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 )
@@ -14,28 +16,48 @@ import (
 // progress shows a running operation from its watch events.
 type progress interface {
 	update(ev *lifecyclev1.WatchServiceResponse)
+	// note says what the wait waits on once the operation has succeeded
+	// (the resources still pending); "" clears it.
+	note(text string)
 	// finish ends the display; ok says whether the goal was reached.
 	finish(ok bool)
 }
 
+// newProgress draws a live bar where it can: on a terminal that has a
+// window size and is not TERM=dumb. Elsewhere it prints plain lines.
 func (a *App) newProgress(what string) progress {
-	if a.tty {
-		return newBar(a.io.Out, what)
+	if a.liveTerminal(a.status) {
+		return newBar(a.status, what)
 	}
-	return &plainProgress{w: a.io.Out, what: what}
+	return &plainProgress{w: a.status, what: what}
 }
 
-// stepLabel names where the awaited operation is: its type and step; the
-// service's status when it reports none (or the action started none).
+// liveTerminal tells whether w can show a redrawn bar.
+func (a *App) liveTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || a.env("TERM") == "dumb" {
+		return false
+	}
+	fd := int(f.Fd()) //nolint:gosec // a file descriptor fits an int
+	if !term.IsTerminal(fd) {
+		return false
+	}
+	cols, _, err := term.GetSize(fd)
+	return err == nil && cols > 0
+}
+
+// stepLabel names where the awaited operation is: its step and message;
+// the service's status when it reports none (or the action started none).
 func stepLabel(ev *lifecyclev1.WatchServiceResponse) string {
 	op := ev.GetOperation()
 	if op == nil || op.GetStep() == "" {
 		return "status " + ev.GetStatus()
 	}
-	return op.GetType() + ": " + op.GetStep()
+	return op.GetStep()
 }
 
-// plainProgress prints one line per step change, for logs and pipes.
+// plainProgress prints one line per change, for logs, pipes and dumb
+// terminals: "upgrade: precheck-hook (Healthy, Upgrading)".
 type plainProgress struct {
 	w    io.Writer
 	what string
@@ -53,6 +75,16 @@ func (p *plainProgress) update(ev *lifecyclev1.WatchServiceResponse) {
 	} else if ev.GetPhase() != "" {
 		line += " (" + ev.GetPhase() + ")"
 	}
+	p.print(line)
+}
+
+func (p *plainProgress) note(text string) {
+	if text != "" {
+		p.print(text)
+	}
+}
+
+func (p *plainProgress) print(line string) {
 	if line == p.last {
 		return
 	}
@@ -69,6 +101,7 @@ type barProgress struct {
 
 	mu       sync.Mutex
 	label    string
+	percent  int64
 	finished bool
 }
 
@@ -76,7 +109,7 @@ func newBar(w io.Writer, what string) *barProgress {
 	b := &barProgress{label: "waiting"}
 	b.p = mpb.New(mpb.WithOutput(w), mpb.WithAutoRefresh(), mpb.WithWidth(40))
 	b.bar = b.p.AddBar(100,
-		mpb.PrependDecorators(decor.Name(what+" "), decor.Any(func(decor.Statistics) string {
+		mpb.PrependDecorators(decor.Name(what+": "), decor.Any(func(decor.Statistics) string {
 			b.mu.Lock()
 			defer b.mu.Unlock()
 			return b.label
@@ -92,10 +125,25 @@ func (b *barProgress) update(ev *lifecyclev1.WatchServiceResponse) {
 	if m := ev.GetOperation().GetMessage(); m != "" && m != "done" {
 		b.label += " " + m
 	}
-	b.mu.Unlock()
-	if pc := ev.GetOperation().GetPercent(); pc >= 0 && pc < 100 {
-		b.bar.SetCurrent(int64(pc))
+	// The bar never moves back, even if a server did.
+	pc := int64(ev.GetOperation().GetPercent())
+	move := pc > b.percent && pc < 100
+	if move {
+		b.percent = pc
 	}
+	b.mu.Unlock()
+	if move {
+		b.bar.SetCurrent(pc)
+	}
+}
+
+func (b *barProgress) note(text string) {
+	if text == "" {
+		return
+	}
+	b.mu.Lock()
+	b.label = text
+	b.mu.Unlock()
 }
 
 func (b *barProgress) finish(ok bool) {

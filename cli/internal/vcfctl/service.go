@@ -2,6 +2,7 @@ package vcfctl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -61,11 +62,23 @@ func resolve(ctx context.Context, cl *api.Client, ref string) (string, error) {
 	}
 	switch len(list.GetValues()) {
 	case 0:
-		return "", fmt.Errorf("no service named %q (list them with 'vcfctl service list')", ref)
+		return "", &noServiceError{ref: ref}
 	case 1:
 		return list.GetValues()[0].GetId(), nil
 	}
 	return "", fmt.Errorf("several services are named %q: give the id", ref)
+}
+
+// noServiceError: no service has the package name given.
+type noServiceError struct{ ref string }
+
+func (e *noServiceError) Error() string {
+	return fmt.Sprintf("no service named %q (list them with 'vcfctl service list')", e.ref)
+}
+
+func isNoService(err error) bool {
+	var e *noServiceError
+	return errors.As(err, &e)
 }
 
 // withService runs fn with a client and the resolved id of args[0].
@@ -74,6 +87,7 @@ func (a *App) withService(cmd *cobra.Command, ref string, fn func(cl *api.Client
 	if err != nil {
 		return err
 	}
+	a.subject = ref
 	id, err := resolve(cmd.Context(), cl, ref)
 	if err != nil {
 		return err
@@ -109,11 +123,19 @@ func (a *App) listCmd() *cobra.Command {
 				return err
 			}
 			raw, list, err := listServices(cmd.Context(), cl, o)
+			if api.StatusOf(err) == http.StatusBadRequest {
+				// Every parameter of the list comes from a flag.
+				return usageErr("%s", err)
+			}
 			if err != nil {
 				return err
 			}
 			if o.output != formatTable {
 				return a.writeRaw(o.output, raw)
+			}
+			if len(list.GetValues()) == 0 {
+				a.printf("No services found.\n")
+				return nil
 			}
 			t := newTable("NAME", "VERSION", "STATUS", "STATE", "PHASE", "ID")
 			for _, s := range list.GetValues() {
@@ -181,9 +203,10 @@ func listServices(ctx context.Context, cl *api.Client, o listOpts) ([]byte, *lif
 func (a *App) getCmd() *cobra.Command {
 	var output string
 	c := &cobra.Command{
-		Use:   "get SERVICE [-o table|json|yaml]",
-		Short: "Show one service with its resources and errors",
-		Args:  exactArgs("SERVICE"),
+		Use:               "get SERVICE [-o table|json|yaml]",
+		Short:             "Show one service with its resources and errors",
+		Args:              exactArgs("SERVICE"),
+		ValidArgsFunction: a.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
 				raw, err := cl.Do(cmd.Context(), http.MethodGet, servicePath(id)+"?state=true", nil)
@@ -220,8 +243,8 @@ func (a *App) writeService(s *lifecyclev1.VcfService) {
 	kv.row("Available upgrade", orDash(s.GetAvailableUpgrade()))
 	kv.row("Created", shortTime(s.GetCreatedAt()))
 	kv.row("Updated", shortTime(s.GetUpdatedAt()))
-	if op := s.GetState().GetOperation(); op != nil {
-		kv.row("Operation", fmt.Sprintf("%s: %s %s", op.GetType(), op.GetStep(), percentText(op.GetPercent())))
+	if op := s.GetState().GetOperation(); op != nil && op.GetType() != "" {
+		kv.row("Operation", operationText(op))
 	}
 	kv.write(a.io.Out, a.colour())
 	if rs := s.GetState().GetResources(); len(rs) > 0 {
@@ -257,9 +280,10 @@ func percentText(p int32) string {
 func (a *App) historyCmd() *cobra.Command {
 	var output string
 	c := &cobra.Command{
-		Use:   "history SERVICE [-o table|json|yaml]",
-		Short: "Every operation recorded for the service, oldest first",
-		Args:  exactArgs("SERVICE"),
+		Use:               "history SERVICE [-o table|json|yaml]",
+		Short:             "Every operation recorded for the service, oldest first",
+		Args:              exactArgs("SERVICE"),
+		ValidArgsFunction: a.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
 				raw, err := cl.Do(cmd.Context(), http.MethodGet, servicePath(id, "history"), nil)

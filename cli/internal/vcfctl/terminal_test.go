@@ -16,6 +16,8 @@ import (
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
+
 	"github.com/vcfsm/vcfsm/cli/internal/vcfctl"
 )
 
@@ -68,23 +70,48 @@ func (s *screen) String() string {
 // returns the exit code and everything the terminal received.
 func (w *world) onTerminal(t *testing.T, until string, args ...string) (int, string) {
 	t.Helper()
+	return w.onTerminalWith(t, terminalOpts{until: until, size: &pty.Winsize{Rows: 40, Cols: 140}}, args...)
+}
+
+// terminalOpts shape a run on a pseudo-terminal.
+type terminalOpts struct {
+	// until is text the screen must show by the end.
+	until string
+	// size is the window size; nil leaves the terminal without one.
+	size *pty.Winsize
+	// typed is what the user types; standard input is then the terminal.
+	typed string
+	// code is the expected exit code.
+	code int
+}
+
+func (w *world) onTerminalWith(t *testing.T, o terminalOpts, args ...string) (int, string) {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	require.NoError(t, err)
 	defer func() { _ = ptmx.Close() }()
-	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Rows: 40, Cols: 140}))
+	if o.size != nil {
+		require.NoError(t, pty.Setsize(ptmx, o.size))
+	}
 	scr := &screen{}
 	copied := make(chan struct{})
 	go func() {
 		defer close(copied)
 		_, _ = io.Copy(scr, ptmx)
 	}()
+	var in io.Reader = strings.NewReader("")
+	if o.typed != "" {
+		_, err := ptmx.Write([]byte(o.typed))
+		require.NoError(t, err)
+		in = tty
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var errOut bytes.Buffer
-	code := vcfctl.Run(ctx, args, vcfctl.IO{In: strings.NewReader(""), Out: tty, Err: &errOut}, w.getenv)
-	require.Equal(t, 0, code, "stderr: %s\nscreen: %q", errOut.String(), scr.String())
-	require.Eventually(t, func() bool { return strings.Contains(scr.String(), until) }, 10*time.Second, 10*time.Millisecond,
-		"the terminal never showed %q", until)
+	code := vcfctl.Run(ctx, args, vcfctl.IO{In: in, Out: tty, Err: &errOut}, w.getenv)
+	require.Equal(t, o.code, code, "stderr: %s\nscreen: %q", errOut.String(), scr.String())
+	require.Eventually(t, func() bool { return strings.Contains(scr.String(), o.until) }, 10*time.Second, 10*time.Millisecond,
+		"the terminal never showed %q: %q", o.until, scr.String())
 	require.NoError(t, tty.Close())
 	return code, scr.String()
 }
@@ -124,7 +151,8 @@ func TestProgressOnATerminal(t *testing.T) {
 	w.tars.Handle(name, drip(tar, 3*time.Second))
 
 	_, scr := w.onTerminal(t, "Unresolved (inactive", "service", "create", w.tars.URL(name), "--wait")
-	require.Contains(t, scr, "register: download")
+	require.Contains(t, scr, "create: download")
+	require.NotContains(t, scr, "register", "one verb: the command's")
 	require.Contains(t, scr, "\x1b[", "the bar redraws itself with terminal control sequences")
 	ps := percents(scr)
 	require.GreaterOrEqual(t, between(ps, 0, 100), 3, "the bar moved through several percentages during the download: %v", ps)
@@ -158,7 +186,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	}
 	// The watch may coalesce quick steps; several must still show.
 	steps := map[string]bool{}
-	for _, m := range regexp.MustCompile(`(?m)^upgrade: upgrade: (\S+) \(`).FindAllStringSubmatch(out, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^upgrade: (\S+) \(`).FindAllStringSubmatch(out, -1) {
 		steps[m[1]] = true
 	}
 	require.GreaterOrEqual(t, len(steps), 3, "one line per step: %s", out)
@@ -183,4 +211,42 @@ func TestProgressOnATerminal(t *testing.T) {
 		r := w.run(t, "service", "get", created[1])
 		return r.code == 0 && strings.Contains(r.out, "Unresolved")
 	}, time.Minute, 50*time.Millisecond, "the registration finished without the CLI")
+}
+
+// Where no bar can be drawn (TERM=dumb, a terminal without a window size)
+// progress comes as plain lines; while the wait waits on a slow
+// Supervisor it says which resource; delete asks on a terminal.
+func TestTerminalFallbacksAndConfirmation(t *testing.T) {
+	w := newWorld(t)
+	w.login(t)
+	name, tar := w.tarball(t, v1)
+	w.tars.Handle(name, drip(tar, 2*time.Second))
+	wide := &pty.Winsize{Rows: 40, Cols: 250}
+
+	w.env["TERM"] = "dumb"
+	_, scr := w.onTerminalWith(t, terminalOpts{until: "Unresolved (inactive", size: wide}, "service", "create", w.tars.URL(name), "--wait")
+	require.Contains(t, scr, "create: download (Busy, Resolving)")
+	require.NotContains(t, scr, "\x1b[", "a dumb terminal gets no redrawn bar and no colour")
+	delete(w.env, "TERM")
+	w.ok(t, "service", "delete", "arcturus.galaxy.com", "--yes", "--wait")
+
+	_, scr = w.onTerminalWith(t, terminalOpts{until: "Unresolved (inactive"}, "service", "create", w.tars.URL(name), "--wait")
+	require.Contains(t, scr, "create: download (Busy, Resolving)", "without a window size the steps still show")
+	require.NotContains(t, scr, "\x1b[")
+
+	sim := w.box.Sys.Lifecycle().Simulator()
+	require.NoError(t, sim.InjectFault(simulator.Fault{Kind: "SupervisorService", Scope: "supervisor-vc1", Op: "apply",
+		Effect: simulator.EffectSlow, Delay: simulator.Duration(15 * time.Second)}))
+	_, scr = w.onTerminalWith(t, terminalOpts{until: "Healthy (active, version 1.0.0)", size: wide},
+		"service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
+	require.Contains(t, scr, "activate: waiting for SupervisorService arcturus-install on supervisor-vc1: Busy: Waiting for the target to finish",
+		"the bar names the resource and the Supervisor the wait waits on")
+	sim.ClearFaults()
+
+	_, scr = w.onTerminalWith(t, terminalOpts{typed: "n\n", code: vcfctl.ExitError, size: wide}, "service", "delete", "arcturus.galaxy.com")
+	require.NotContains(t, scr, "Deletion of")
+	require.Contains(t, w.ok(t, "service", "list"), "arcturus.galaxy.com", "answering no deletes nothing")
+	_, scr = w.onTerminalWith(t, terminalOpts{typed: "y\n", until: "delete: deleted", size: wide}, "service", "delete", "arcturus.galaxy.com", "--wait")
+	require.Contains(t, scr, "Deletion of urn:vcloud:entity:broadcom:vcfService:")
+	require.Contains(t, w.ok(t, "service", "list"), "No services found.")
 }

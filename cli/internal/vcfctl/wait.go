@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
+
+	"github.com/spf13/cobra"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 
@@ -30,168 +33,317 @@ var (
 	goalDeleted = goal{what: "delete", deleted: true}
 )
 
-// waiter follows one operation on the watch stream.
-type waiter struct {
-	ctx  context.Context
-	a    *App
-	cl   *api.Client
-	id   string
-	opID string
-	g    goal
-	prog progress
-	// done and result are set when the wait has decided.
-	done   bool
-	result error
+// Defaults of the --wait flags.
+const (
+	defaultTimeout = 15 * time.Minute
+	defaultSettle  = 30 * time.Second
+	// pendingEvery is how often a wait whose operation has succeeded
+	// looks at the resources it still waits on.
+	pendingEvery = 2 * time.Second
+)
+
+// waitOpts are the flags every command with --wait shares.
+type waitOpts struct {
+	wait    bool
+	timeout time.Duration
+	settle  time.Duration
+}
+
+// waitFlags adds --wait, --timeout and --settle; help says what --wait
+// waits for.
+func waitFlags(c *cobra.Command, o *waitOpts, help string) {
+	c.Flags().BoolVar(&o.wait, "wait", false, help)
+	c.Flags().DurationVar(&o.timeout, "timeout", defaultTimeout, "with --wait: give up after this long (exit 4; the operation goes on)")
+	c.Flags().DurationVar(&o.settle, "settle", defaultSettle,
+		"with --wait: how long the service may stay Unhealthy after its operation succeeded before the wait fails (exit 3)")
+	prev := c.PreRunE
+	c.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if !o.wait && (cmd.Flags().Changed("timeout") || cmd.Flags().Changed("settle")) {
+			return usageErr("--timeout and --settle go with --wait")
+		}
+		if o.timeout <= 0 || o.settle < 0 {
+			return usageErr("--timeout must be positive and --settle not negative")
+		}
+		if prev != nil {
+			return prev(cmd, args)
+		}
+		return nil
+	}
 }
 
 // currentOperation is the id of the service's running (or last) operation.
 func currentOperation(ctx context.Context, cl *api.Client, id string) (string, error) {
-	raw, err := cl.Do(ctx, http.MethodGet, servicePath(id, "state"), nil)
+	st, err := serviceState(ctx, cl, id)
 	if err != nil {
-		return "", err
-	}
-	var st lifecyclev1.State
-	if err := decode(raw, &st); err != nil {
 		return "", err
 	}
 	return st.GetOperation().GetId(), nil
 }
 
+func serviceState(ctx context.Context, cl *api.Client, id string) (*lifecyclev1.State, error) {
+	raw, err := cl.Do(ctx, http.MethodGet, servicePath(id, "state"), nil)
+	if err != nil {
+		return nil, err
+	}
+	var st lifecyclev1.State
+	if err := decode(raw, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
 // before is the service's last operation before an action, when the
 // action will be waited for: an operation with another id afterwards is
 // the action's, even when it has already ended.
-func (a *App) before(ctx context.Context, cl *api.Client, id string, wait bool) (string, error) {
-	if !wait {
+func (a *App) before(ctx context.Context, cl *api.Client, id string, o waitOpts) (string, error) {
+	if !o.wait {
 		return "", nil
 	}
 	return currentOperation(ctx, cl, id)
 }
 
+// waiter follows one operation on the watch stream.
+type waiter struct {
+	a    *App
+	cl   *api.Client
+	id   string
+	opID string
+	g    goal
+	o    waitOpts
+	prog progress
+
+	// succeeded: the awaited operation ended well (or there is none), so
+	// the status alone decides now.
+	succeeded bool
+	settle    *time.Timer
+	pending   *time.Ticker
+	last      *lifecyclev1.WatchServiceResponse
+}
+
 // wait follows the watch stream until the operation the action started
 // (the service's operation when it is not prev) reaches g (nil), fails or
-// blocks (errBlocked, details printed), or something else goes wrong.
-// Actions that start no operation are judged by status alone.
-func (a *App) wait(ctx context.Context, cl *api.Client, id, prev string, g goal) error {
+// blocks (errBlocked, details printed), times out (exit 4), or something
+// else goes wrong. Actions that start no operation are judged by status
+// alone.
+func (a *App) wait(ctx context.Context, cl *api.Client, id, prev string, g goal, o waitOpts) error {
 	opID, err := currentOperation(ctx, cl, id)
-	if api.IsNotFound(err) && g.deleted {
-		a.printf("%s: deleted\n", g.what)
+	switch {
+	case api.IsNotFound(err) && g.deleted:
+		a.report("%s: deleted\n", g.what)
 		return nil
-	}
-	if err != nil {
+	case api.IsNotFound(err):
+		// Gone already: its history says why.
+		w := &waiter{a: a, cl: cl, id: id, g: g, o: o, prog: &plainProgress{w: a.status, what: g.what}}
+		return w.vanished(ctx)
+	case err != nil:
 		return err
 	}
 	if opID == prev {
 		opID = ""
 	}
-	w := &waiter{ctx: ctx, a: a, cl: cl, id: id, opID: opID, g: g, prog: a.newProgress(g.what)}
-	err = cl.Watch(ctx, id, w.event)
-	if api.IsNotFound(err) && g.deleted {
-		w.done, w.result, err = true, nil, nil
-		w.prog.finish(true)
-		a.printf("%s: deleted\n", g.what)
-	}
+	w := &waiter{a: a, cl: cl, id: id, opID: opID, g: g, o: o, prog: a.newProgress(g.what), succeeded: opID == ""}
+	defer w.stopTimers()
+	err = w.follow(ctx)
 	if err != nil {
 		w.prog.finish(false)
-		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("interrupted; the operation goes on (follow it with 'vcfctl service watch %s')", id)
-		}
-		return err
 	}
-	if !w.done {
-		w.prog.finish(false)
-		return fmt.Errorf("the watch of %s ended before the operation did", id)
-	}
-	return w.result
+	return err
 }
 
-func (w *waiter) event(raw json.RawMessage) error {
-	var ev lifecyclev1.WatchServiceResponse
-	if err := decode(raw, &ev); err != nil {
-		return err
+// event is what the stream's goroutine hands over.
+type event struct {
+	ev  *lifecyclev1.WatchServiceResponse
+	err error // set once, when the stream ended
+}
+
+// follow reads the stream in a goroutine it owns (stopped and drained
+// before it returns) and judges each event, the timers and the deadline.
+func (w *waiter) follow(ctx context.Context) error {
+	sctx, cancel := context.WithCancel(ctx)
+	events := make(chan event)
+	stopped := make(chan struct{})
+	defer func() {
+		cancel()
+		<-stopped
+	}()
+	go func() {
+		defer close(stopped)
+		err := w.cl.Watch(sctx, w.id, func(raw json.RawMessage) error {
+			ev := new(lifecyclev1.WatchServiceResponse)
+			if err := decode(raw, ev); err != nil {
+				return err
+			}
+			select {
+			case events <- event{ev: ev}:
+				return nil
+			case <-sctx.Done():
+				return sctx.Err()
+			}
+		})
+		select {
+		case events <- event{err: err}:
+		case <-sctx.Done():
+		}
+	}()
+	deadline := time.NewTimer(w.o.timeout)
+	defer deadline.Stop()
+	for {
+		select {
+		case e := <-events:
+			if e.ev == nil {
+				return w.streamEnded(e.err)
+			}
+			if done, err := w.judge(ctx, e.ev); done {
+				return err
+			}
+		case <-w.settleC():
+			w.settle = nil
+			if w.last.GetStatus() == "Unhealthy" {
+				return w.blocked(ctx, fmt.Sprintf("the service stayed Unhealthy for %s after the operation succeeded (--settle)", w.o.settle))
+			}
+		case <-w.pendingC():
+			w.showPending(ctx)
+		case <-deadline.C:
+			return w.timedOut(ctx)
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted; the operation goes on (follow it with 'vcfctl service watch %s')", w.id)
+		}
 	}
+}
+
+func (w *waiter) streamEnded(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted; the operation goes on (follow it with 'vcfctl service watch %s')", w.id)
+	}
+	if api.IsNotFound(err) && w.g.deleted {
+		return w.reached(nil)
+	}
+	if err == nil {
+		err = &api.StreamClosedError{ID: w.id}
+	}
+	return err
+}
+
+// judge decides on one event: done reports that the wait is over, with
+// err its result.
+func (w *waiter) judge(ctx context.Context, ev *lifecyclev1.WatchServiceResponse) (bool, error) {
 	if op := ev.GetOperation(); op != nil && op.GetId() != w.opID {
 		ev.Operation = nil // another operation's progress is not ours
 	}
-	if !ev.GetDeleted() {
-		w.prog.update(&ev)
-	}
+	w.last = ev
 	if ev.GetDeleted() {
-		w.done = true
-		if !w.g.deleted {
-			w.prog.finish(false)
-			w.result = fmt.Errorf("the service was deleted while waiting")
-			return api.ErrStop
+		if w.g.deleted {
+			return true, w.reached(nil)
 		}
-		w.prog.finish(true)
-		w.a.printf("%s: deleted\n", w.g.what)
-		return api.ErrStop
+		return true, w.vanished(ctx)
 	}
+	w.prog.update(ev)
 	// The event carries the outcome once the operation ended; the history
 	// answers when the stream coalesced that event away.
 	outcome := ev.GetOperation().GetOutcome()
-	if outcome == "" && ev.GetStatus() != "Busy" {
+	if outcome == "" && !w.succeeded && ev.GetStatus() != "Busy" {
 		var err error
-		if outcome, err = w.outcome(w.ctx); err != nil {
-			return err
+		if outcome, err = w.outcome(ctx); err != nil {
+			return true, err
 		}
 	}
-	switch {
-	case outcome == "Running" || outcome == "Pending":
-		return nil
-	case outcome != "Succeeded" && outcome != "" && outcome != "none":
-		return w.blocked(fmt.Sprintf("operation %s", outcome))
-	case ev.GetStatus() == "Busy":
-		return nil
-	case ev.GetStatus() == "Unhealthy":
-		return w.blocked("service Unhealthy")
-	case w.g.deleted:
-		return nil // deleting: only the deleted event ends the wait
-	case len(w.g.statuses) == 0 || slices.Contains(w.g.statuses, ev.GetStatus()):
-		w.done = true
-		w.prog.finish(true)
-		w.a.printf("%s %s: %s (%s, version %s)\n", w.g.what, w.id, ev.GetStatus(), ev.GetLifecycleState(), ev.GetVersion())
-		return api.ErrStop
+	switch outcome {
+	case "Running", "Pending":
+		return false, nil
+	case "", "Succeeded":
+	default:
+		return true, w.blocked(ctx, "operation "+outcome)
 	}
+	if outcome == "Succeeded" {
+		w.succeeded = true
+	}
+	if !w.succeeded || w.g.deleted {
+		return false, nil // deleting: only the deleted event ends the wait
+	}
+	return w.byStatus(ctx, ev)
+}
+
+// byStatus judges a service whose operation succeeded: the goal's status
+// ends the wait; Unhealthy starts the settle window (still Unhealthy when
+// it closes: the wait fails); anything else is waited on, showing the
+// resources still pending.
+func (w *waiter) byStatus(ctx context.Context, ev *lifecyclev1.WatchServiceResponse) (bool, error) {
+	status := ev.GetStatus()
+	if status != "Busy" && (len(w.g.statuses) == 0 || slices.Contains(w.g.statuses, status)) {
+		return true, w.reached(ev)
+	}
+	if status == "Unhealthy" && w.settle == nil {
+		w.settle = time.NewTimer(w.o.settle)
+	}
+	if w.pending == nil {
+		w.pending = time.NewTicker(pendingEvery)
+		w.showPending(ctx)
+	}
+	return false, nil
+}
+
+func (w *waiter) settleC() <-chan time.Time {
+	if w.settle == nil {
+		return nil
+	}
+	return w.settle.C
+}
+
+func (w *waiter) pendingC() <-chan time.Time {
+	if w.pending == nil {
+		return nil
+	}
+	return w.pending.C
+}
+
+func (w *waiter) stopTimers() {
+	if w.settle != nil {
+		w.settle.Stop()
+	}
+	if w.pending != nil {
+		w.pending.Stop()
+	}
+}
+
+// reached ends a wait that reached its goal; ev is the last event (nil
+// for a deletion).
+func (w *waiter) reached(ev *lifecyclev1.WatchServiceResponse) error {
+	w.prog.finish(true)
+	if ev == nil {
+		w.a.report("%s: deleted\n", w.g.what)
+		return nil
+	}
+	w.a.report("%s %s: %s (%s, version %s)\n", w.g.what, w.id, ev.GetStatus(), ev.GetLifecycleState(), ev.GetVersion())
 	return nil
 }
 
-// outcome is the recorded outcome of the awaited operation ("none" when
-// the service had no operation to follow).
+// outcome is the recorded outcome of the awaited operation.
 func (w *waiter) outcome(ctx context.Context) (string, error) {
-	if w.opID == "" {
-		return "none", nil
-	}
-	raw, err := w.cl.Do(ctx, http.MethodGet, servicePath(w.id, "history"), nil)
+	op, err := w.operation(ctx)
 	if err != nil {
 		return "", err
+	}
+	return op.GetOutcome(), nil
+}
+
+// operation is the awaited operation as the history records it.
+func (w *waiter) operation(ctx context.Context) (*lifecyclev1.Operation, error) {
+	raw, err := w.cl.Do(ctx, http.MethodGet, servicePath(w.id, "history"), nil)
+	if err != nil {
+		return nil, err
 	}
 	var h lifecyclev1.ListServiceHistoryResponse
 	if err := decode(raw, &h); err != nil {
-		return "", err
+		return nil, err
 	}
-	for _, op := range h.GetOperations() {
+	ops := h.GetOperations()
+	for _, op := range ops {
 		if op.GetId() == w.opID {
-			return op.GetOutcome(), nil
+			return op, nil
 		}
 	}
-	return "", fmt.Errorf("operation %s is not in the history of %s", w.opID, w.id)
-}
-
-// blocked prints every error detail of the service and ends with exit 3.
-func (w *waiter) blocked(why string) error {
-	w.prog.finish(false)
-	raw, err := w.cl.Do(w.ctx, http.MethodGet, servicePath(w.id, "state"), nil)
-	if err != nil {
-		return err
+	if w.opID == "" && len(ops) > 0 {
+		return ops[len(ops)-1], nil // the operation was not known: the last one
 	}
-	var st lifecyclev1.State
-	if err := decode(raw, &st); err != nil {
-		return err
-	}
-	_, _ = fmt.Fprintf(w.a.io.Err, "%s %s did not reach its goal: %s\n", w.g.what, w.id, why)
-	for _, d := range st.GetErrorDetails() {
-		_, _ = fmt.Fprintf(w.a.io.Err, "  %s %s: %s\n", d.GetSeverity(), d.GetType(), d.GetMessage())
-	}
-	w.done, w.result = true, errBlocked
-	return api.ErrStop
+	return nil, fmt.Errorf("operation %s is not in the history of %s", w.opID, w.id)
 }

@@ -23,10 +23,18 @@ import (
 	"github.com/vcfsm/vcfsm/cli/internal/vcfctl"
 )
 
-// TestMain lets this test binary serve as the renderer's sandbox worker:
-// the onebox's renderer re-executes its own executable to render.
+// runAsCLI, set in the environment, makes this test binary run as vcfctl
+// itself: the completion test calls it from bash as "vcfctl".
+const runAsCLI = "VCFCTL_TEST_RUN_AS_CLI"
+
+// TestMain lets this test binary serve as the renderer's sandbox worker
+// (the onebox's renderer re-executes its own executable to render) and as
+// vcfctl for shells.
 func TestMain(m *testing.M) {
 	renderer.MaybeRunWorker()
+	if os.Getenv(runAsCLI) == "1" {
+		os.Exit(vcfctl.Run(context.Background(), os.Args[1:], vcfctl.IO{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv))
+	}
 	os.Exit(m.Run())
 }
 
@@ -112,9 +120,12 @@ func (w *world) publish(t *testing.T, v arcturusVersion) string {
 func (w *world) tarball(t *testing.T, v arcturusVersion) (string, string) {
 	t.Helper()
 	spec := v.spec()
-	ssImage := bundletest.PushSupervisorServiceBundle(t, w.reg, "arcturus-registry:"+v.SSVersion, "arcturus-registry.example.com", v.SSVersion)
+	// Each package installs its own SupervisorService package (refName),
+	// so two services never claim the same object on a Supervisor.
+	ssName := v.repo() + "-registry.example.com"
+	ssImage := bundletest.PushSupervisorServiceBundle(t, w.reg, v.repo()+"-registry:"+v.SSVersion, ssName, v.SSVersion)
 	spec.Images = append(spec.Images, bundletest.BundleImage{Image: ssImage})
-	spec.SystemValues = map[string]any{"supervisorService": bundletest.SupervisorServiceValues(ssImage, "arcturus-registry.example.com", v.SSVersion)}
+	spec.SystemValues = map[string]any{"supervisorService": bundletest.SupervisorServiceValues(ssImage, ssName, v.SSVersion)}
 	dir := bundletest.NewBundleDir(t, spec)
 	ref := v.repo() + "-bundle:" + v.Version
 	bundletest.PushBundle(t, w.reg, dir, ref)

@@ -40,6 +40,14 @@ const (
 // routes answer there and under /v2.
 const VCFAPrefix = "/api/extension/broadcom/service-manager"
 
+// IdentityHeader is on every answer of the gateway, errors included: the
+// version of the REST API it serves. Clients (vcfctl) tell by it that
+// they talk to a Service Manager and not some other server.
+const (
+	IdentityHeader = "X-Vcfsm-Api-Version"
+	APIVersion     = "2.0.0"
+)
+
 // Options configure New.
 type Options struct {
 	Logger *slog.Logger
@@ -73,14 +81,14 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	mux := runtime.NewServeMux(
 		runtime.WithMarshalerOption(runtime.MIMEWildcard, marshaler),
 		runtime.WithForwardResponseOption(setHTTPCode),
+		// Of lifecycle's response metadata only the revision is for REST
+		// callers; the rest (content-type: application/grpc, the status a
+		// handler chose) is the transport's.
 		runtime.WithOutgoingHeaderMatcher(func(key string) (string, bool) {
-			switch key {
-			case grpcx.HTTPCodeHeader:
-				return "", false
-			case grpcx.RevisionHeader:
+			if key == grpcx.RevisionHeader {
 				return restRevisionHeader, true
 			}
-			return runtime.DefaultHeaderMatcher(key)
+			return "", false
 		}),
 		runtime.WithIncomingHeaderMatcher(func(key string) (string, bool) {
 			if http.CanonicalHeaderKey(key) == restMinRevisionHeader {
@@ -107,7 +115,15 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	root.Handle("/", stripVCFAPrefix(escapeSemicolons(checkPaging(mux))))
 	// Telemetry wraps the guard so refused requests are logged and counted
 	// too; the guard refuses before any body is read.
-	return tel.HTTPHandler(newGuard(root, opts.Tokens, limits, log), log), nil
+	return identify(tel.HTTPHandler(newGuard(root, opts.Tokens, limits, log), log)), nil
+}
+
+// identify puts IdentityHeader on every answer.
+func identify(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set(IdentityHeader, APIVersion)
+		next.ServeHTTP(w, r)
+	})
 }
 
 func serveOpenAPI(w http.ResponseWriter, _ *http.Request) {

@@ -154,15 +154,36 @@ func (g *guard) serveWatch(w http.ResponseWriter, r *http.Request, principal str
 	g.next.ServeHTTP(iw, r.WithContext(ctx))
 }
 
-// idleWriter restarts the idle timer on every write.
+// idleWriter restarts the idle timer on every write. It also gives an
+// error the watch route answers before streaming (400, 404, …) the
+// envelope of every other route: grpc-gateway writes it as a stream chunk,
+// {"error": {…}}, where the other routes answer the status itself.
 type idleWriter struct {
 	http.ResponseWriter
 	timer *time.Timer
 	idle  time.Duration
+	// failed: the answer is an error, not a stream.
+	failed bool
+}
+
+func (w *idleWriter) WriteHeader(code int) {
+	w.failed = code >= http.StatusBadRequest
+	w.ResponseWriter.WriteHeader(code)
 }
 
 func (w *idleWriter) Write(p []byte) (int, error) {
 	w.timer.Reset(w.idle)
+	if w.failed {
+		var chunk struct {
+			Error json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal(p, &chunk) == nil && len(chunk.Error) > 0 {
+			if _, err := w.ResponseWriter.Write(chunk.Error); err != nil {
+				return 0, err
+			}
+			return len(p), nil
+		}
+	}
 	return w.ResponseWriter.Write(p)
 }
 

@@ -181,3 +181,44 @@ func TestGuardWatchCapAndIdleBound(t *testing.T) {
 		t.Fatal("an idle watch stream was not ended")
 	}
 }
+
+// An error the watch route answers before it streams has the body every
+// other error has, not the stream chunk grpc-gateway writes; events and
+// errors once streaming keep their envelope.
+func TestWatchErrorBeforeTheStream(t *testing.T) {
+	cases := []struct {
+		name   string
+		status int
+		writes []string
+		body   string
+	}{
+		{"refused before streaming", http.StatusBadRequest, []string{`{"error":{"code":3,"message":"until: bad"}}`, "\n"}, `{"code":3,"message":"until: bad"}` + "\n"},
+		{"streaming", http.StatusOK, []string{`{"result":{"id":"x"}}`, "\n", `{"error":{"code":14,"message":"gone"}}`, "\n"},
+			`{"result":{"id":"x"}}` + "\n" + `{"error":{"code":14,"message":"gone"}}` + "\n"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			w := &idleWriter{ResponseWriter: rec, timer: time.NewTimer(time.Hour), idle: time.Hour}
+			defer w.timer.Stop()
+			w.WriteHeader(c.status)
+			for _, p := range c.writes {
+				n, err := w.Write([]byte(p))
+				require.NoError(t, err)
+				require.Len(t, p, n)
+			}
+			require.Equal(t, c.status, rec.Code)
+			require.Equal(t, c.body, rec.Body.String())
+		})
+	}
+}
+
+// Every answer names the API version, refusals included.
+func TestIdentityOnEveryAnswer(t *testing.T) {
+	h := identify(newGuard(http.NotFoundHandler(), testTokens(t), Limits{}, logging.Discard()))
+	for _, token := range []string{"", adminToken} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, request(http.MethodGet, "/v2/vcf-services", token, nil, 0))
+		require.Equal(t, APIVersion, rec.Header().Get(IdentityHeader), "token %q: status %d", token, rec.Code)
+	}
+}

@@ -173,6 +173,9 @@ func prepareSecurity(cfg *Config, log *slog.Logger) (security, error) {
 	if err != nil {
 		return security{}, err
 	}
+	if err := acceptOwnToken(tokens, peerToken); err != nil {
+		return security{}, err
+	}
 	if cfg.DevTLS {
 		if err := useDevTLS(cfg, log); err != nil {
 			return security{}, err
@@ -187,6 +190,31 @@ func prepareSecurity(cfg *Config, log *slog.Logger) (security, error) {
 		return security{}, err
 	}
 	return security{tokens: tokens, peerToken: peerToken, dialOpts: dialOpts, srvCfg: srvCfg}, nil
+}
+
+// ownPrincipal is the principal the all-in-one's own token is accepted as
+// when --tokens does not list it.
+const ownPrincipal = "vcfsm-internal"
+
+// acceptOwnToken makes the all-in-one accept the token its services send
+// each other: they are this process, so a --service-token that --tokens
+// does not list is accepted with role service. A token listed with a role
+// that may not make those calls is a configuration error that would fail
+// every registration: refuse to start, saying what to change.
+func acceptOwnToken(tokens *auth.Tokens, own string) error {
+	id, ok := tokens.Lookup(own)
+	if !ok {
+		if err := tokens.AddRole(ownPrincipal, auth.RoleService, own); err != nil {
+			return fmt.Errorf("--service-token: %w", err)
+		}
+		return nil
+	}
+	if !id.Role.Has(auth.PermInternal) {
+		return fmt.Errorf("--service-token is listed in --tokens as principal %q with role %s, which may not make the calls the services make "+
+			"to each other: give that entry role service (%s:service:<token>) or admin, or drop it (the all-in-one accepts its own --service-token)",
+			id.Principal, id.Role, id.Principal)
+	}
+	return nil
 }
 
 // newGateway builds the REST edge; the gateway is a client of the

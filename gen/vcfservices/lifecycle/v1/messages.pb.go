@@ -995,7 +995,9 @@ type OperationProgress struct {
 	Type    string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
 	Step    string                 `protobuf:"bytes,3,opt,name=step,proto3" json:"step,omitempty"`
 	Message string                 `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
-	// 0-100 where measurable (downloads).
+	// How far the whole operation is, 0-100: the steps before the current one
+	// count whole, a download counts within its step; it never goes back.
+	// -1 before the first step runs.
 	Percent int32 `protobuf:"varint,5,opt,name=percent,proto3" json:"percent,omitempty"`
 	// Succeeded, Failed, RolledBack or Stuck once the operation ended; empty
 	// while it runs.

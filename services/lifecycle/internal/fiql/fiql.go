@@ -112,6 +112,28 @@ func selectors(nodes []Node) []string {
 // Selectors implements Node.
 func (c *Constraint) Selectors() []string { return []string{c.Selector} }
 
+// Constraints lists every comparison of an expression, so a caller can
+// rewrite arguments (spell an enumerated value the one way it is stored).
+func Constraints(n Node) []*Constraint {
+	switch t := n.(type) {
+	case *Constraint:
+		return []*Constraint{t}
+	case And:
+		return constraintsOf(t)
+	case Or:
+		return constraintsOf(t)
+	}
+	return nil
+}
+
+func constraintsOf(nodes []Node) []*Constraint {
+	var out []*Constraint
+	for _, n := range nodes {
+		out = append(out, Constraints(n)...)
+	}
+	return out
+}
+
 // Eval implements Node. A missing field matches only !=.
 func (c *Constraint) Eval(get Getter) bool {
 	v, ok := get(c.Selector)

@@ -18,6 +18,9 @@ var (
 	ErrFailedPrecondition = errors.New("failed precondition")
 	// ErrConflict: a concurrent change won; re-read and retry.
 	ErrConflict = errors.New("conflicting concurrent change")
+	// ErrAlreadyExists: what the request would create exists already (a
+	// service for a package that has one); the message names it.
+	ErrAlreadyExists = errors.New("already exists")
 	// ErrUnavailable: a dependency (another service, a target) is down.
 	ErrUnavailable = errors.New("unavailable")
 )

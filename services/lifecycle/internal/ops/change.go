@@ -125,6 +125,11 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if err != nil {
 		return nil, err
 	}
+	if c.Source != nil && *c.Source != "" && *c.Source != current.Source {
+		if err := refuseKnownVersion(ctx, &r.d, current, *c.Source); err != nil {
+			return nil, err
+		}
+	}
 	// Acceptance is checked against a render before the transaction: it
 	// calls the renderer and must not hold the store.
 	var wantGrants map[string]any
@@ -288,7 +293,6 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 		recordInstant(d, svc, lifecycle.OpDeactivate, by)
 		svc.LifecycleState = lifecycle.StateInactive
 		svc.Status = lifecycle.StatusReady
-		svc.Phase = lifecycle.PhaseUninstalling
 	case to == lifecycle.StatePaused:
 		recordInstant(d, svc, lifecycle.OpPause, by)
 		svc.LifecycleState = lifecycle.StatePaused
@@ -297,5 +301,7 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 		svc.LifecycleState = lifecycle.StateActive
 		svc.Status = lifecycle.StatusBusy
 	}
+	// These transitions are done within the request: no operation runs.
+	svc.Phase = ""
 	return nil, nil
 }

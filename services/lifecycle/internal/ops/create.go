@@ -44,6 +44,9 @@ func (r *Runner) Create(ctx context.Context, req CreateRequest) (*lifecycle.Serv
 	if err := validateLabels("locations", req.Locations); err != nil {
 		return nil, err
 	}
+	if err := refuseRegistered(ctx, &r.d, req); err != nil {
+		return nil, err
+	}
 	now := r.d.Now()
 	svc := &lifecycle.Service{
 		ID:             lifecycle.IDPrefix + uuid.NewString(),
@@ -75,4 +78,48 @@ func (r *Runner) Create(ctx context.Context, req CreateRequest) (*lifecycle.Serv
 	}
 	r.enqueue(ctx, op)
 	return svc.Clone(), nil
+}
+
+// refuseRegistered refuses, before anything is created, a service whose
+// package name is known without downloading (the request names it, or the
+// catalog knows the source) and already has a service: there is one
+// service per package name.
+func refuseRegistered(ctx context.Context, d *Deps, req CreateRequest) error {
+	name := req.Name
+	if name == "" {
+		entries, err := d.Repo.Catalog(ctx, "")
+		if err != nil {
+			return fmt.Errorf("read the catalog: %w", err)
+		}
+		for _, e := range entries {
+			if e.Source == req.Source {
+				name = e.Name
+				break
+			}
+		}
+	}
+	if other := serviceNamed(ctx, d, name, ""); other != nil {
+		return fmt.Errorf("%w: %w", alreadyRegistered(name, other), lifecycle.ErrAlreadyExists)
+	}
+	return nil
+}
+
+// serviceNamed is the live service of a package name other than the one
+// with id except, or nil.
+func serviceNamed(ctx context.Context, d *Deps, name, except string) *lifecycle.Service {
+	if name == "" {
+		return nil
+	}
+	for _, other := range d.Repo.Services(ctx) {
+		if other.ID != except && other.Name == name && other.LifecycleState != lifecycle.StateDecommissioned {
+			return other
+		}
+	}
+	return nil
+}
+
+// alreadyRegistered names the service a package already has.
+func alreadyRegistered(name string, other *lifecycle.Service) error {
+	return fmt.Errorf("%s is already registered as service %s (version %s): upgrade that service (PATCH source) or register this version with POST /v2/vcf-service-versions",
+		name, other.ID, other.Version)
 }

@@ -200,11 +200,21 @@ func (h host) fail(ctx context.Context, r *run, i int, cause error, stuck bool) 
 		if def, ok := operationTypes()[op.Type]; ok && def.onFailure != nil {
 			def.onFailure(svc, op, outcome)
 		}
+		clearPhase(svc)
 	})
 	if err != nil {
 		h.r.d.Log.Error("record failed operation", "operation", op.ID, "error", err)
 	}
 	h.afterFailure(ctx, op, outcome)
+}
+
+// clearPhase: phase names the stage of the running operation; once none
+// runs it is empty (state.operation says how the last one ended). A
+// stuck operation still holds the service, so its phase stays.
+func clearPhase(svc *lifecycle.Service) {
+	if svc.ActiveOperation == "" {
+		svc.Phase = ""
+	}
 }
 
 // finish records a successful operation.
@@ -221,6 +231,7 @@ func (h host) finish(ctx context.Context, r *run) {
 			svc.Progress.Message = "done"
 			svc.Progress.Outcome = lifecycle.OutcomeSucceeded
 		}
+		clearPhase(svc)
 	})
 	if err != nil {
 		h.r.d.Log.Error("record finished operation", "operation", op.ID, "error", err)

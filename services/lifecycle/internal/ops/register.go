@@ -76,11 +76,12 @@ func adoptBundle(ctx context.Context, d *Deps, r *run, b *bundle.Bundle) error {
 	r.op.ToVersion = version
 	r.op.ServiceName = name
 	r.op.Params.TargetDigest = b.Digest
+	if other := serviceNamed(ctx, d, name, r.op.ServiceID); other != nil {
+		return discardDuplicate(ctx, d, r, alreadyRegistered(name, other))
+	}
 	_, err = d.Writer.Mutate(ctx, r.op.ServiceID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
-		for _, other := range d.Repo.Services(ctx) {
-			if other.ID != svc.ID && other.Name == name && other.LifecycleState != lifecycle.StateDecommissioned {
-				return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, fmt.Errorf("%s is already registered as service %s (version %s): upgrade that service (PATCH source) or register this version with POST /v2/vcf-service-versions", name, other.ID, other.Version))
-			}
+		if other := serviceNamed(ctx, d, name, svc.ID); other != nil {
+			return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, alreadyRegistered(name, other))
 		}
 		svc.Name, svc.Version, svc.Digest = name, version, b.Digest
 		svc.Vendor = vendorOf(b)
@@ -88,6 +89,34 @@ func adoptBundle(ctx context.Context, d *Deps, r *run, b *bundle.Bundle) error {
 		return tx.PutOperation(r.op)
 	})
 	return err
+}
+
+// discardDuplicate ends a registration whose package turned out, once
+// downloaded, to have a service already: the new service's record goes in
+// the transaction that records the operation's failure, so no nameless
+// service is left and its history says why.
+func discardDuplicate(ctx context.Context, d *Deps, r *run, cause error) error {
+	now := d.Now()
+	op := r.op
+	for i := range op.Steps {
+		switch {
+		case op.Steps[i].Name == "download":
+			op.Steps[i].Status, op.Steps[i].Message, op.Steps[i].FinishedAt = lifecycle.StepFailed, cause.Error(), now
+		case op.Steps[i].Status == lifecycle.StepPending:
+			op.Steps[i].Status = lifecycle.StepSkipped
+		}
+	}
+	op.Outcome, op.FinishedAt = lifecycle.OutcomeFailed, now
+	err := d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
+		if err := tx.PutOperation(op); err != nil {
+			return err
+		}
+		return tx.DeleteService(op.ServiceID)
+	})
+	if err != nil {
+		return err
+	}
+	return lifecycle.Blocked(lifecycle.ErrTypeConfiguration, cause)
 }
 
 // registerValidate validates the bundle and enters it in the catalog.

@@ -117,7 +117,7 @@ func abandonStuckChecks(ctx context.Context, d *Deps, svc *lifecycle.Service, by
 		op.Outcome = lifecycle.OutcomeRolledBack
 		op.FinishedAt = d.Now()
 		s.ActiveOperation = ""
-		s.Phase = op.Params.Phase
+		s.Phase = ""
 		s.Status = lifecycle.StatusBusy
 		s.ErrorDetails = append(s.ErrorDetails, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: lifecycle.SeverityInfo,
 			Message: fmt.Sprintf("the upgrade to %s, stuck before maintenance, was abandoned by %s; %s stays installed", op.ToVersion, nonEmptyStr(by, "a rollback"), s.Version)})

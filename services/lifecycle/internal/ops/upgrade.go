@@ -40,6 +40,28 @@ func startUpgrade(d *Deps, svc *lifecycle.Service, source, digest string, automa
 	return op
 }
 
+// refuseKnownVersion refuses, before an upgrade starts, a source whose
+// version the catalog already knows to be the installed one or older: no
+// download is needed to tell.
+func refuseKnownVersion(ctx context.Context, d *Deps, svc *lifecycle.Service, source string) error {
+	if svc.Name == "" || svc.Version == "" {
+		return nil
+	}
+	entries, err := d.Repo.Catalog(ctx, svc.Name)
+	if err != nil {
+		return fmt.Errorf("read the catalog of %s: %w", svc.Name, err)
+	}
+	for _, e := range entries {
+		if e.Source == source {
+			if err := steps.CheckTargetVersion(svc, e.Version); err != nil {
+				return fmt.Errorf("%w: %w", err, lifecycle.ErrInvalidArgument)
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
 // upgradeTarget returns the bundle an upgrade moves to.
 func upgradeTarget(ctx context.Context, d *Deps, r *run) (*bundle.Bundle, error) {
 	if r.op.Params.TargetDigest != "" {

@@ -100,6 +100,26 @@ func unknownField(what, sel string) error {
 		what, sel, strings.Join(listFields, ", "), lifecycle.ErrInvalidArgument)
 }
 
+// enumerated are the fields whose values api.md enumerates; a filter may
+// spell them in any case (status==healthy), as watch's until may.
+var enumerated = map[string][]string{
+	"status": {lifecycle.StatusReady, lifecycle.StatusUnresolved, lifecycle.StatusHealthy, lifecycle.StatusBusy,
+		lifecycle.StatusUnhealthy, lifecycle.StatusMaintenance, lifecycle.StatusUnavailable},
+	"lifecycleState": {lifecycle.StateInactive, lifecycle.StateActive, lifecycle.StatePaused, lifecycle.StateDecommissioned},
+	"phase":          lifecycle.Phases,
+}
+
+// canonicalValue spells an enumerated field's value as it is stored;
+// other values (and patterns with *) stay as written.
+func canonicalValue(sel, arg string) string {
+	for _, v := range enumerated[sel] {
+		if strings.EqualFold(v, arg) {
+			return v
+		}
+	}
+	return arg
+}
+
 // compareField orders values of a field: versions numerically, the rest
 // as text.
 func compareField(sel, a, b string) int {
@@ -208,6 +228,9 @@ func parseListQuery(q ListQuery) (listQuery, error) {
 			if !knownField(sel) {
 				return lq, unknownField("filter", sel)
 			}
+		}
+		for _, c := range fiql.Constraints(lq.filter) {
+			c.Arg = canonicalValue(c.Selector, c.Arg)
 		}
 	}
 	if q.SortDesc != "" {

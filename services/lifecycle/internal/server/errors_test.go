@@ -25,6 +25,7 @@ func TestErrorTable(t *testing.T) {
 		{fmt.Errorf("active -> inactive: %w", lifecycle.ErrInvalidTransition), codes.InvalidArgument, ""},
 		{fmt.Errorf("accept the EULA first (accepted.eula): %w", lifecycle.ErrFailedPrecondition), codes.FailedPrecondition, "accept the EULA first (accepted.eula)"},
 		{fmt.Errorf("rev: %w", lifecycle.ErrConflict), codes.Aborted, ""},
+		{fmt.Errorf("a.example.com is already registered as service x: %w", lifecycle.ErrAlreadyExists), codes.AlreadyExists, "a.example.com is already registered as service x"},
 		{fmt.Errorf("renderer: %w", lifecycle.ErrUnavailable), codes.Unavailable, ""},
 		{context.Canceled, codes.Canceled, ""},
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), codes.DeadlineExceeded, ""},

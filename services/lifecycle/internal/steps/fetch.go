@@ -35,7 +35,7 @@ func Fetch(ctx context.Context, bundles lifecycle.Bundles, w Writer, op *lifecyc
 		last = time.Now()
 		_, _ = w.Mutate(context.WithoutCancel(ctx), op.ServiceID, func(_ lifecycle.Tx, svc *lifecycle.Service) error {
 			if svc.ActiveOperation == op.ID {
-				svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: "download", Message: step, Percent: percent}
+				svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: "download", Message: step, Percent: OperationPercent(op, "download", percent)}
 			}
 			return nil
 		})
@@ -45,6 +45,18 @@ func Fetch(ctx context.Context, bundles lifecycle.Bundles, w Writer, op *lifecyc
 		return nil, downloadError(err) // the fetcher's error names the source
 	}
 	return b, nil
+}
+
+// OperationPercent is how far op is when its step has done percent of its
+// own work: the steps before it count whole, so the percent an operation
+// shows never goes back as it moves from a download to the next step.
+func OperationPercent(op *lifecycle.Operation, step string, percent int) int {
+	for i, s := range op.Steps {
+		if s.Name == step {
+			return (i*100 + min(max(percent, 0), 100)) / len(op.Steps)
+		}
+	}
+	return percent
 }
 
 // LoadBundle returns a registered service's bundle.

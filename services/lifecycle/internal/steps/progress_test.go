@@ -62,3 +62,30 @@ func TestApplyProgressSummarisesManyTargets(t *testing.T) {
 }
 
 // A watch with until ends on the status, or when the operation failed.
+
+// An operation's percent counts the steps before the current one whole,
+// so a download's own percent never makes the operation's go back.
+func TestOperationPercent(t *testing.T) {
+	op := &lifecycle.Operation{Steps: []lifecycle.Step{{Name: "download"}, {Name: "configuration"}, {Name: "compatibility"}, {Name: "cleanup"}}}
+	cases := []struct {
+		step         string
+		percent, out int
+	}{
+		{"download", 0, 0},
+		{"download", 50, 12},
+		{"download", 100, 25}, // = the next step starting
+		{"download", 250, 25}, // a fetcher overshooting stays within its step
+		{"configuration", 0, 25},
+		{"cleanup", 100, 100},
+		{"unknown", 40, 40},
+	}
+	last := -1
+	for _, c := range cases {
+		got := OperationPercent(op, c.step, c.percent)
+		require.Equal(t, c.out, got, "%s at %d%%", c.step, c.percent)
+		if c.step != "unknown" {
+			require.GreaterOrEqual(t, got, last, "never back")
+			last = got
+		}
+	}
+}

@@ -21,13 +21,22 @@ func CheckTargetBundle(svc *lifecycle.Service, b *bundle.Bundle) (string, error)
 	if v == "" {
 		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the new bundle's package.yml has no spec.version"))
 	}
-	if v == svc.Version {
-		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("version %s is already installed", v))
-	}
-	if version.Compare(v, svc.Version) < 0 {
-		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("version %s is older than the installed %s: downgrades go through POST /rollback", v, svc.Version))
+	if err := CheckTargetVersion(svc, v); err != nil {
+		return "", lifecycle.Blocked(lifecycle.ErrTypeDownload, err)
 	}
 	return v, nil
+}
+
+// CheckTargetVersion refuses an upgrade to the installed version or an
+// older one.
+func CheckTargetVersion(svc *lifecycle.Service, v string) error {
+	if v == svc.Version {
+		return fmt.Errorf("version %s is already installed", v)
+	}
+	if version.Compare(v, svc.Version) < 0 {
+		return fmt.Errorf("version %s is older than the installed %s: downgrades go through POST /rollback", v, svc.Version)
+	}
+	return nil
 }
 
 // CatalogConstraints are what a catalog entry records of its bundle for
