@@ -136,15 +136,18 @@ func selects(w lifecycle.Wave, sv lifecycle.Supervisor, name, region string) boo
 // Resolve picks the strategy of an upgrade: the request's own (inline or
 // named), else the service's named one, else the provider's default; nil
 // means the spec's all-at-once upgrade.
-func Resolve(req *lifecycle.RolloutRequest, serviceStrategy string, inv *lifecycle.Inventory) (*lifecycle.RolloutStrategy, error) {
+func Resolve(req *lifecycle.RolloutRequest, serviceStrategy string, stored *lifecycle.RolloutStrategies) (*lifecycle.RolloutStrategy, error) {
+	if stored == nil {
+		stored = &lifecycle.RolloutStrategies{}
+	}
 	named := func(name, who string) (*lifecycle.RolloutStrategy, error) {
-		for i := range inv.RolloutStrategies {
-			if inv.RolloutStrategies[i].Name == name {
-				s := inv.RolloutStrategies[i]
+		for i := range stored.Strategies {
+			if stored.Strategies[i].Name == name {
+				s := stored.Strategies[i]
 				return &s, nil
 			}
 		}
-		return nil, invalid("%s names rollout strategy %q, which the provider has not defined (PUT /v2/inventory rolloutStrategies)", who, name)
+		return nil, invalid("%s names rollout strategy %q, which the provider has not defined (PUT /v2/rollout-strategies)", who, name)
 	}
 	switch {
 	case req != nil && req.None:
@@ -156,8 +159,31 @@ func Resolve(req *lifecycle.RolloutRequest, serviceStrategy string, inv *lifecyc
 		return named(req.Name, "the upgrade")
 	case serviceStrategy != "":
 		return named(serviceStrategy, "the service")
-	case inv != nil && inv.DefaultRollout != "":
-		return named(inv.DefaultRollout, "the provider's defaultRollout")
+	case stored.Default != "":
+		return named(stored.Default, "the provider's default rollout")
 	}
 	return nil, nil
+}
+
+// ValidateStrategies checks the provider's strategies: each valid and
+// named once, the default one of them.
+func ValidateStrategies(s *lifecycle.RolloutStrategies) error {
+	names := map[string]bool{}
+	for i := range s.Strategies {
+		st := &s.Strategies[i]
+		if st.Name == "" {
+			return invalid("strategies[%d].name is required", i)
+		}
+		if names[st.Name] {
+			return invalid("strategies[%d].name %q appears twice", i, st.Name)
+		}
+		names[st.Name] = true
+		if err := Validate(st); err != nil {
+			return fmt.Errorf("strategies[%d] (%s): %w", i, st.Name, err)
+		}
+	}
+	if s.Default != "" && !names[s.Default] {
+		return invalid("default %q is none of the strategies", s.Default)
+	}
+	return nil
 }

@@ -22,7 +22,6 @@ func inventory() *lifecycle.Inventory {
 				{Name: "sv-e2", VCenterName: "vc-e"},
 			}},
 		},
-		RolloutStrategies: []lifecycle.RolloutStrategy{{Name: "careful", Waves: []lifecycle.Wave{{Rest: true}}}},
 	}
 }
 
@@ -71,7 +70,7 @@ func TestAssign(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
-	inv := inventory()
+	inv := &lifecycle.RolloutStrategies{Strategies: []lifecycle.RolloutStrategy{{Name: "careful", Waves: []lifecycle.Wave{{Rest: true}}}}}
 	inline := &lifecycle.RolloutStrategy{Waves: []lifecycle.Wave{{Rest: true}}}
 	got, err := Resolve(&lifecycle.RolloutRequest{Strategy: inline}, "careful", inv)
 	require.NoError(t, err)
@@ -82,7 +81,7 @@ func TestResolve(t *testing.T) {
 	got, err = Resolve(nil, "", inv)
 	require.NoError(t, err)
 	require.Nil(t, got, "no strategy anywhere: the spec's all-at-once upgrade")
-	inv.DefaultRollout = "careful"
+	inv.Default = "careful"
 	got, err = Resolve(nil, "", inv)
 	require.NoError(t, err)
 	require.Equal(t, "careful", got.Name, "the provider's default")
@@ -95,7 +94,7 @@ func TestResolve(t *testing.T) {
 
 func TestMaintenanceWindow(t *testing.T) {
 	w := &lifecycle.MaintenanceWindow{Days: []string{"Sat"}, Start: "22:00", Duration: 4 * time.Hour, TimeZone: "Europe/Berlin"}
-	require.NoError(t, ValidateWindow(w, "w"))
+	require.NoError(t, lifecycle.ValidateWindow(w, "w"))
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	require.NoError(t, err)
 	sat := time.Date(2026, 12, 5, 23, 0, 0, 0, berlin) // a Saturday
@@ -121,8 +120,8 @@ func TestMaintenanceWindow(t *testing.T) {
 	open, _, err := Open(nil, sat)
 	require.NoError(t, err)
 	require.True(t, open, "no window: always open")
-	require.ErrorContains(t, ValidateWindow(&lifecycle.MaintenanceWindow{Start: "25:00", Duration: time.Hour, TimeZone: "UTC"}, "inventory.regions[0].supervisors[1].maintenanceWindow"), "supervisors[1].maintenanceWindow.start")
-	require.ErrorContains(t, ValidateWindow(&lifecycle.MaintenanceWindow{Start: "01:00", Duration: time.Hour, TimeZone: "Mars/Olympus"}, "w"), "timeZone")
+	require.ErrorContains(t, lifecycle.ValidateWindow(&lifecycle.MaintenanceWindow{Start: "25:00", Duration: time.Hour, TimeZone: "UTC"}, "inventory.regions[0].supervisors[1].maintenanceWindow"), "supervisors[1].maintenanceWindow.start")
+	require.ErrorContains(t, lifecycle.ValidateWindow(&lifecycle.MaintenanceWindow{Start: "01:00", Duration: time.Hour, TimeZone: "Mars/Olympus"}, "w"), "timeZone")
 }
 
 func TestSharedWave(t *testing.T) {

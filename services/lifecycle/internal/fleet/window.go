@@ -2,36 +2,10 @@ package fleet
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
-
-var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
-	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
-
-// ValidateWindow checks a maintenance window; where names the field.
-func ValidateWindow(w *lifecycle.MaintenanceWindow, where string) error {
-	if w == nil {
-		return nil
-	}
-	if _, err := time.LoadLocation(w.TimeZone); err != nil || w.TimeZone == "" {
-		return invalid("%s.timeZone %q: want an IANA time zone such as Europe/Berlin or UTC", where, w.TimeZone)
-	}
-	if _, err := time.Parse("15:04", w.Start); err != nil {
-		return invalid("%s.start %q: want a time of day as HH:MM", where, w.Start)
-	}
-	if w.Duration <= 0 || w.Duration > 7*24*time.Hour {
-		return invalid("%s.duration %s: want more than 0 and at most a week", where, w.Duration)
-	}
-	for _, d := range w.Days {
-		if _, ok := weekdays[strings.ToLower(d)]; !ok {
-			return invalid("%s.days: %q is not a day (Mon, Tue, Wed, Thu, Fri, Sat, Sun)", where, d)
-		}
-	}
-	return nil
-}
 
 // Open reports whether the window is open at now and, when it is not,
 // when it next opens. A nil window is always open.
@@ -71,7 +45,7 @@ func onDay(w *lifecycle.MaintenanceWindow, d time.Weekday) bool {
 		return true
 	}
 	for _, s := range w.Days {
-		if weekdays[strings.ToLower(s)] == d {
+		if lifecycle.Weekday(s) == d {
 			return true
 		}
 	}

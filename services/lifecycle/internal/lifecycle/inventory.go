@@ -1,17 +1,16 @@
 package lifecycle
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Inventory is the platform inventory (api.md `Inventory`): the regions,
 // their Supervisors and what the renderer exposes to templates about them.
 // internal/wire translates it to and from the generated message.
 type Inventory struct {
 	Regions []Region
-	// RolloutStrategies are the provider's named strategies; the one named
-	// DefaultRollout applies to every upgrade that names none (a request
-	// may still ask for none).
-	RolloutStrategies []RolloutStrategy
-	DefaultRollout    string
 }
 
 // Region is one region of the inventory.
@@ -83,7 +82,44 @@ func ValidateInventory(inv *Inventory) error {
 			if sups[s.Name] {
 				return fmt.Errorf("%s: supervisor %q appears twice: %w", w, s.Name, ErrInvalidArgument)
 			}
+			if err := ValidateWindow(s.Window, w+".maintenanceWindow"); err != nil {
+				return err
+			}
 			sups[s.Name] = true
+		}
+	}
+	return nil
+}
+
+// weekdays are the days a maintenance window may name.
+var weekdays = map[string]time.Weekday{"sun": time.Sunday, "mon": time.Monday, "tue": time.Tuesday, "wed": time.Wednesday,
+	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday}
+
+// Weekday is the day a window names (any case), -1 when it names none.
+func Weekday(s string) time.Weekday {
+	if d, ok := weekdays[strings.ToLower(s)]; ok {
+		return d
+	}
+	return -1
+}
+
+// ValidateWindow checks a maintenance window; where names the field.
+func ValidateWindow(w *MaintenanceWindow, where string) error {
+	if w == nil {
+		return nil
+	}
+	if _, err := time.LoadLocation(w.TimeZone); err != nil || w.TimeZone == "" {
+		return fmt.Errorf("%s.timeZone %q: want an IANA time zone such as Europe/Berlin or UTC: %w", where, w.TimeZone, ErrInvalidArgument)
+	}
+	if _, err := time.Parse("15:04", w.Start); err != nil {
+		return fmt.Errorf("%s.start %q: want a time of day as HH:MM: %w", where, w.Start, ErrInvalidArgument)
+	}
+	if w.Duration <= 0 || w.Duration > 7*24*time.Hour {
+		return fmt.Errorf("%s.duration: want a Go duration (such as 4h) above 0 and at most a week: %w", where, ErrInvalidArgument)
+	}
+	for _, d := range w.Days {
+		if _, ok := weekdays[strings.ToLower(d)]; !ok {
+			return fmt.Errorf("%s.days: %q is not a day (Mon, Tue, Wed, Thu, Fri, Sat, Sun): %w", where, d, ErrInvalidArgument)
 		}
 	}
 	return nil

@@ -25,6 +25,8 @@ type Repository interface {
 	UnfinishedOperations(ctx context.Context) ([]*Operation, error)
 	Catalog(ctx context.Context, name string) ([]*CatalogEntry, error)
 	Inventory(ctx context.Context) (*Inventory, error)
+	// RolloutStrategies are the provider's (none when never set).
+	RolloutStrategies(ctx context.Context) (*RolloutStrategies, error)
 }
 
 // Tx is a transactional view of the repository.
@@ -45,6 +47,7 @@ type Tx interface {
 	Catalog(name string) ([]*CatalogEntry, error)
 	PutCatalog(e *CatalogEntry) error
 	PutInventory(inv *Inventory) error
+	PutRolloutStrategies(s *RolloutStrategies) error
 }
 
 // Bundles fetches and keeps bundles (package bundle, which owns the

@@ -53,6 +53,14 @@ type Wave struct {
 	OnFailure   string `json:"onFailure,omitempty"`
 }
 
+// RolloutStrategies are the provider's named strategies; the one named
+// Default applies to every upgrade that names none (a request may still
+// ask for none).
+type RolloutStrategies struct {
+	Strategies []RolloutStrategy `json:"strategies,omitempty"`
+	Default    string            `json:"default,omitempty"`
+}
+
 // RolloutRequest asks an upgrade to roll out: a strategy given inline, or
 // the name of a stored one ("" with no strategy: the service's or the
 // provider's default, if any).
@@ -74,6 +82,7 @@ const (
 	RolloutRolledBack       = "RolledBack"
 	RolloutRollbackRefused  = "RollbackRefused"
 	RolloutAbortedByRequest = "Aborted"
+	RolloutFailed           = "Failed"
 )
 
 // Target states (TargetState.State).
@@ -117,8 +126,15 @@ type WaveState struct {
 	ApprovedBy string    `json:"approvedBy,omitempty"`
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	DoneAt     time.Time `json:"doneAt,omitzero"`
-	// Checked: the wave's gates (compatibility, hook, pre-checks) ran.
+	// Checked: the wave's gates (compatibility, hook, pre-checks) ran and
+	// passed (or were overridden); Blocked: they ran and blocked it.
 	Checked bool `json:"checked,omitempty"`
+	Blocked bool `json:"blocked,omitempty"`
+	// SharedMoved: the shared resources of the wave moved (with its first
+	// targets).
+	SharedMoved bool `json:"sharedMoved,omitempty"`
+	// Resumes is how many resumes the wave has acted on.
+	Resumes int `json:"resumes,omitempty"`
 }
 
 // TargetState is one Supervisor in a rollout.
@@ -164,7 +180,10 @@ type RolloutControl struct {
 	// Overridden are the waves whose gate ERRORs an administrator
 	// overrode, with the reason.
 	Overridden map[int]string `json:"overridden,omitempty"`
-	By         string         `json:"by,omitempty"`
+	// Resumes counts the resumes asked: a wave paused by its failures or
+	// blocked by its checks retries them when it sees a new one.
+	Resumes int    `json:"resumes,omitempty"`
+	By      string `json:"by,omitempty"`
 }
 
 // Clone is a deep copy.

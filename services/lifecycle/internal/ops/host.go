@@ -113,7 +113,11 @@ func (h host) saveStep(ctx context.Context, r *run, i int, st, msg string) error
 	op := r.op
 	now := h.r.d.Now()
 	op.Steps[i].Status = st
-	op.Steps[i].Message = msg
+	// A step that succeeds may leave a message of its own (a rollout's
+	// wave that failed and turned to the rollback).
+	if msg != "" || st != lifecycle.StepSucceeded {
+		op.Steps[i].Message = msg
+	}
 	switch st {
 	case lifecycle.StepRunning:
 		if op.Steps[i].StartedAt.IsZero() {
@@ -220,7 +224,9 @@ func clearPhase(svc *lifecycle.Service) {
 // finish records a successful operation.
 func (h host) finish(ctx context.Context, r *run) {
 	op := r.op
-	op.Outcome = lifecycle.OutcomeSucceeded
+	if op.Outcome != lifecycle.OutcomeRolledBack { // a rollout that rolled itself back says so
+		op.Outcome = lifecycle.OutcomeSucceeded
+	}
 	op.FinishedAt = h.r.d.Now()
 	err := h.r.d.Writer.CloseOperation(ctx, op, func(svc *lifecycle.Service) {
 		if svc.ActiveOperation == op.ID {
@@ -263,6 +269,7 @@ func operationTypes() map[string]*operation {
 		lifecycle.OpUpgrade:   &upgradeOp,
 		lifecycle.OpRollback:  &rollbackOp,
 		lifecycle.OpDelete:    &deleteOp,
+		lifecycle.OpRollout:   &rolloutOp,
 	}
 }
 
@@ -279,5 +286,30 @@ func lookup(op *lifecycle.Operation, i int) (*operation, step, error) {
 			return def, s, nil
 		}
 	}
+	if def.dynamic != nil {
+		if s, ok := def.dynamic(name); ok {
+			return def, s, nil
+		}
+	}
 	return def, step{}, fmt.Errorf("operation %s (%s) journaled step %q, which this version does not have (steps: %v)", op.ID, op.Type, name, def.names())
+}
+
+// StepWaiting journals a step that waits (a rollout's gate): not running,
+// its time bound to start again with the next run, and why it waits in
+// the service's progress.
+func (h host) StepWaiting(ctx context.Context, r *run, i int, w *engine.WaitError) {
+	op := r.op
+	op.Steps[i].Status = lifecycle.StepPending
+	op.Steps[i].StartedAt = time.Time{}
+	op.Steps[i].Message = w.Reason
+	err := h.r.d.Writer.PutOperation(ctx, op, func(svc *lifecycle.Service) bool {
+		if svc.ActiveOperation != op.ID {
+			return false
+		}
+		svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[i].Name, Message: w.Reason, Percent: progressPercent(op, i, lifecycle.StepPending)}
+		return true
+	})
+	if err != nil {
+		h.r.d.Log.Warn("journal a waiting step", "operation", op.ID, "step", op.Steps[i].Name, "error", err)
+	}
 }

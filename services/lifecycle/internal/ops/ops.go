@@ -48,6 +48,9 @@ type Deps struct {
 	Observer         Observer
 	Log              *slog.Logger
 	Now              func() time.Time
+	// RolloutPoll is how often a running rollout looks at its targets
+	// (0: every second).
+	RolloutPoll time.Duration
 }
 
 // step is one row of an operation's table: its name (journaled, named by
@@ -61,8 +64,11 @@ type step struct {
 // operation is one type of operation: its steps in order and what a
 // failure (or a step stuck past its bound) does to the service.
 type operation struct {
-	typ       string
-	steps     []step
+	typ   string
+	steps []step
+	// dynamic finds the steps an operation adds as it runs (a rollout's
+	// waves and their rollback), by name.
+	dynamic   func(name string) (step, bool)
 	onFailure func(svc *lifecycle.Service, op *lifecycle.Operation, outcome string)
 }
 

@@ -141,6 +141,31 @@ func RunHook(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob, nb *
 	if len(sups) == 0 {
 		sups = []string{""}
 	}
+	results, err := dispatchHooks(ctx, hp, svc, ob, nb, toVersion, sups)
+	if err != nil {
+		return nil, err
+	}
+	return hookReport(results), nil
+}
+
+// RunHookOn dispatches the pre-check hook on the given Supervisors (a
+// rollout's wave) and returns each one's report.
+func RunHookOn(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string, sups []string) (map[string]*lifecycle.HookReport, error) {
+	results, err := dispatchHooks(ctx, hp, svc, ob, nb, toVersion, sups)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*lifecycle.HookReport, len(results))
+	for _, h := range results {
+		out[h.Supervisor] = hookReport([]lifecycle.HookResult{h})
+	}
+	return out, nil
+}
+
+// dispatchHooks calls the hook once per Supervisor ("" : without
+// Supervisor secrets), with that Supervisor's secrets in the service's
+// namespace.
+func dispatchHooks(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string, sups []string) ([]lifecycle.HookResult, error) {
 	var reqs []lifecycle.HookRequest
 	for _, sup := range sups {
 		req := lifecycle.HookRequest{
@@ -157,10 +182,11 @@ func RunHook(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob, nb *
 		}
 		reqs = append(reqs, req)
 	}
-	results, err := hp.Precheck.DispatchHooks(ctx, reqs)
-	if err != nil {
-		return nil, err
-	}
+	return hp.Precheck.DispatchHooks(ctx, reqs)
+}
+
+// hookReport folds the hook's answers into one report.
+func hookReport(results []lifecycle.HookResult) *lifecycle.HookReport {
 	report := &lifecycle.HookReport{}
 	var failures []string
 	for _, h := range results {
@@ -179,5 +205,5 @@ func RunHook(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob, nb *
 		report.Blocked = report.Blocked || h.Blocked
 	}
 	report.Failure = strings.Join(failures, "; ")
-	return report, nil
+	return report
 }
