@@ -52,48 +52,62 @@ func NewTokens(byPrincipal map[string]string) (*Tokens, error) {
 	return t, nil
 }
 
-// ParseTokens reads comma- or newline-separated entries, each
-// "principal:role:token" or "principal:token" (role admin). Blank lines and
-// lines starting with # are skipped, so a tokens file may carry comments.
+// ParseTokens reads --tokens: entries separated by commas or newlines,
+// each "principal:role:token" or "principal:token" (role admin). Blank
+// entries and entries starting with # are skipped. An error names the
+// entry by its position, never by its content: a malformed entry may hold
+// a token in any of its fields (principal:token:role, fields swapped).
 func ParseTokens(spec string) (*Tokens, error) {
 	t := &Tokens{}
+	n := 0
 	for _, item := range strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == '\n' }) {
 		item = strings.TrimSpace(item)
 		if item == "" || strings.HasPrefix(item, "#") {
 			continue
 		}
+		n++
 		if err := t.parseEntry(item); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("token entry %d: %w", n, err)
 		}
 	}
 	return t, nil
 }
 
+// AddLines adds the entries of a tokens file: one entry per line (a line
+// may also list several, comma-separated), # comments and blank lines
+// skipped. An error names the line, never its content.
+func (t *Tokens) AddLines(text string) error {
+	for n, line := range strings.Split(text, "\n") {
+		for _, item := range strings.Split(line, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" || strings.HasPrefix(item, "#") {
+				continue
+			}
+			if err := t.parseEntry(item); err != nil {
+				return fmt.Errorf("line %d: %w", n+1, err)
+			}
+		}
+	}
+	return nil
+}
+
+// parseEntry adds one entry. Its errors say which field is wrong and what
+// was expected, and quote nothing of the entry.
 func (t *Tokens) parseEntry(item string) error {
 	parts := strings.SplitN(item, ":", 3)
 	switch len(parts) {
 	case 2:
-		return t.AddRole(parts[0], RoleAdmin, parts[1])
+		return t.add(parts[0], RoleAdmin, parts[1])
 	case 3:
+		// A mistyped role must not silently become part of an admin
+		// token, so a second colon always means a role.
 		role, err := ParseRole(parts[1])
 		if err != nil {
-			// A mistyped role must not silently become part of an admin
-			// token, so a second colon always means a role.
-			return fmt.Errorf("token entry %q: %w", redact(item), err)
+			return errors.New("the second field is not a role (admin, operator, viewer or service): entries are principal:role:token")
 		}
-		return t.AddRole(parts[0], role, parts[2])
+		return t.add(parts[0], role, parts[2])
 	}
-	return fmt.Errorf("token entry %q: want principal:role:token or principal:token", redact(item))
-}
-
-func redact(item string) string {
-	if p, _, ok := strings.Cut(item, ":"); ok {
-		return p + ":<redacted>"
-	}
-	if len(item) > 4 {
-		return item[:2] + "…"
-	}
-	return "…"
+	return errors.New("want principal:role:token or principal:token")
 }
 
 // Add registers one admin token.
@@ -103,15 +117,22 @@ func (t *Tokens) Add(principal, token string) error {
 
 // AddRole registers one token for principal with role.
 func (t *Tokens) AddRole(principal string, role Role, token string) error {
-	principal, token = strings.TrimSpace(principal), strings.TrimSpace(token)
-	if principal == "" {
-		return errors.New("token entry: empty principal")
-	}
 	if _, err := ParseRole(string(role)); err != nil {
 		return fmt.Errorf("token for %q: %w", principal, err)
 	}
+	if err := t.add(principal, role, token); err != nil {
+		return fmt.Errorf("token for %q: %w", principal, err)
+	}
+	return nil
+}
+
+func (t *Tokens) add(principal string, role Role, token string) error {
+	principal, token = strings.TrimSpace(principal), strings.TrimSpace(token)
+	if principal == "" {
+		return errors.New("empty principal")
+	}
 	if len(token) < 16 {
-		return fmt.Errorf("token for %q: must be at least 16 characters", principal)
+		return errors.New("the token is shorter than 16 characters")
 	}
 	t.entries = append(t.entries, entry{id: Identity{Principal: principal, Role: role}, sum: sha256.Sum256([]byte(token))})
 	return nil
