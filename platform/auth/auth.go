@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // Tokens maps bearer tokens to the principals they authenticate and the
@@ -199,7 +200,14 @@ func Exempt(fullMethod string) bool {
 func BearerFromMetadata(ctx context.Context) (string, bool) {
 	// ValueFromIncomingContext reads one key without copying the call's
 	// whole metadata (this runs on every call).
-	for _, v := range metadata.ValueFromIncomingContext(ctx, "authorization") {
+	return bearerOf(metadata.ValueFromIncomingContext(ctx, "authorization"))
+}
+
+var errUnauthenticated = status.Error(codes.Unauthenticated, "missing or invalid bearer token: send Authorization: Bearer <token>")
+
+// bearerOf extracts the token of an "authorization: Bearer x" header.
+func bearerOf(values []string) (string, bool) {
+	for _, v := range values {
 		scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
 		if ok && strings.EqualFold(scheme, "bearer") && strings.TrimSpace(token) != "" {
 			return strings.TrimSpace(token), true
@@ -208,22 +216,65 @@ func BearerFromMetadata(ctx context.Context) (string, bool) {
 	return "", false
 }
 
-var errUnauthenticated = status.Error(codes.Unauthenticated, "missing or invalid bearer token: send Authorization: Bearer <token>")
-
-func (t *Tokens) authenticate(ctx context.Context, method string) (context.Context, error) {
+// identify checks the authorization header values of a call to method: the
+// caller's identity when the token is valid and its role may call the
+// method; ok is false for an exempt method called without a valid token.
+func (t *Tokens) identify(authorization []string, method string) (id Identity, ok bool, err error) {
+	token, found := bearerOf(authorization)
+	if found {
+		id, found = t.Lookup(token)
+	}
 	if Exempt(method) {
-		return ctx, nil
+		return id, found, nil
 	}
-	token, ok := BearerFromMetadata(ctx)
-	if !ok {
-		return nil, errUnauthenticated
-	}
-	id, ok := t.Lookup(token)
-	if !ok {
-		return nil, errUnauthenticated
+	if !found {
+		return Identity{}, false, errUnauthenticated
 	}
 	if err := Authorize(id, method); err != nil {
-		return nil, status.Error(codes.PermissionDenied, err.Error())
+		return Identity{}, false, status.Error(codes.PermissionDenied, err.Error())
+	}
+	return id, true, nil
+}
+
+// Tap authenticates a call from its headers, before grpc reads any of its
+// message: install it with grpc.InTapHandle. A call without a valid token
+// is refused Unauthenticated, one whose role lacks the method's permission
+// PermissionDenied, and grpc answers without reading (or buffering) the
+// message. Exempt methods pass without a token. The identity rides in the
+// returned context, so the interceptors do not look the token up again.
+// It runs on the connection's reading goroutine: it only hashes and
+// compares.
+func (t *Tokens) Tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	id, ok, err := t.identify(info.Header.Get("authorization"), info.FullMethodName)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		ctx = context.WithValue(ctx, tappedKey{}, id)
+	}
+	return ctx, nil
+}
+
+// tappedKey holds the identity Tap found; only this package sets it.
+type tappedKey struct{}
+
+// TappedIdentity returns the identity Tap found for the call, if its token
+// was valid.
+func TappedIdentity(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(tappedKey{}).(Identity)
+	return id, ok
+}
+
+func (t *Tokens) authenticate(ctx context.Context, method string) (context.Context, error) {
+	if id, ok := ctx.Value(tappedKey{}).(Identity); ok {
+		return WithIdentity(ctx, id), nil
+	}
+	id, ok, err := t.identify(metadata.ValueFromIncomingContext(ctx, "authorization"), method)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return ctx, nil
 	}
 	return WithIdentity(ctx, id), nil
 }

@@ -412,7 +412,7 @@ func LoadInventory(file string) (*commonv1.Inventory, error) {
 func (s *Service) Register(srv *grpcx.Server) {
 	lifecyclev1.RegisterLifecycleServiceServer(srv, s.handler)
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, server.ErrorTable)
-	srv.InterceptUnary(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.handler.Revisions(s.minRevisionWait))
+	srv.InterceptUnary(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.handler.Interceptor(s.minRevisionWait))
 	srv.SetReadiness(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.ready)
 }
 

@@ -318,6 +318,9 @@ func (h *Handler) ListServiceHistory(ctx context.Context, req *lifecyclev1.ListS
 
 // WatchService implements the server-streaming watch.
 func (h *Handler) WatchService(req *lifecyclev1.WatchServiceRequest, stream lifecyclev1.LifecycleService_WatchServiceServer) error {
+	if err := checkParams(req); err != nil {
+		return err
+	}
 	return h.m.Watch(stream.Context(), req.GetId(), req.GetUntil(), func(e manager.Event) error {
 		return stream.Send(&lifecyclev1.WatchServiceResponse{Id: e.ID, Status: e.Status, Phase: e.Phase, LifecycleState: e.LifecycleState,
 			Version: e.Version, Revision: e.Revision, Time: e.Time.Format(time.RFC3339Nano), Deleted: e.Deleted, Operation: progressProto(e.Progress)})
