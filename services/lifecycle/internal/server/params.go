@@ -79,4 +79,3 @@ func (h *Handler) Interceptor(wait time.Duration) grpc.UnaryServerInterceptor {
 		return revisions(ctx, req, info, handler)
 	}
 }
-
