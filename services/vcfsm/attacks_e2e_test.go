@@ -2,8 +2,12 @@ package vcfsm_test
 
 import (
 	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc"
@@ -55,6 +59,41 @@ func TestAttackUnauthenticatedGRPCHoldsNoMemory(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, refused, 8*16-2, "all but two are refused ResourceExhausted (grpc-status 8)")
 	require.Less(t, held, int64(64<<20), "the attack leaves RSS within +64 MiB")
+}
+
+// §3: 2,000 requests without a token, each with a random 60 KB method,
+// each answered 401. The method was a metrics label and an access-log
+// field: RSS went from 73 to 258 MiB, /metrics to 2 GiB. Methods outside
+// the standard set now count as OTHER.
+func TestAttackRandomMethodsGrowNothing(t *testing.T) {
+	box := onebox.Start(t)
+	before := rss(t)
+	rng := rand.New(rand.NewPCG(25, 3))
+	letters := []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	method := make([]byte, 60<<10)
+	client := &http.Client{Timeout: 30 * time.Second}
+	for range 2000 {
+		for i := range method {
+			method[i] = letters[rng.IntN(len(letters))]
+		}
+		req, err := http.NewRequest(string(method), box.URL+"/v2/vcf-services", nil)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		require.Equal(t, http.StatusUnauthorized, resp.StatusCode)
+	}
+	grew := rss(t) - before
+	resp, err := http.Get(box.MetricsURL)
+	require.NoError(t, err)
+	metrics, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	t.Logf("RSS %+d MiB after 2,000 random 60 KB methods; /metrics %d KiB", grew>>20, len(metrics)>>10)
+	require.Less(t, grew, int64(32<<20), "RSS within +32 MiB")
+	require.Less(t, len(metrics), 1<<20, "/metrics under 1 MiB")
+	require.Contains(t, string(metrics), `vcfsm_http_requests_total{code="401",method="OTHER",route="unmatched"} 2000`)
 }
 
 // §8: an over-long sortAsc over gRPC came back whole (15 MB) in the

@@ -24,6 +24,7 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/auth"
+	"github.com/vcfsm/vcfsm/platform/echo"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/observability"
 )
@@ -174,7 +175,7 @@ func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
 		}
 		recordCall(ctx)
-		log.DebugContext(ctx, "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		log.DebugContext(ctx, "request failed", "method", echo.Cut(r.Method, 32), "path", echo.Cut(r.URL.Path, echo.MaxValue), "error", err)
 		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, restQueryError(err))
 	}
 }
