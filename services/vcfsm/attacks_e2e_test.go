@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
+	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 )
 
@@ -94,6 +96,38 @@ func TestAttackRandomMethodsGrowNothing(t *testing.T) {
 	require.Less(t, grew, int64(32<<20), "RSS within +32 MiB")
 	require.Less(t, len(metrics), 1<<20, "/metrics under 1 MiB")
 	require.Contains(t, string(metrics), `vcfsm_http_requests_total{code="401",method="OTHER",route="unmatched"} 2000`)
+}
+
+// §6: a depot redirected a download to another host of the provider's
+// network, and 256 bytes of that host's answer (an internal page with a
+// token in it) landed in errorDetails, which viewers read. Redirects now
+// stay on the source's host unless allowed (--source-redirect-hosts), and
+// another host's error body is never shown.
+func TestAttackDepotRedirectReachesNoOtherHost(t *testing.T) {
+	internal := bundletest.NewTarServer(t)
+	internal.Handle("admin", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "internal admin page: session token=INTERNAL-SECRET-0123456789", http.StatusForbidden)
+	}))
+	w := newWorld(t, func(c *app.Config) {
+		// The other host is trusted too: only the redirect rule stops it.
+		pool := c.Lifecycle.SourceRootCAs.Clone()
+		pool.AppendCertsFromPEM(internal.CA.PEM)
+		c.Lifecycle.SourceRootCAs = pool
+	})
+	w.tars.Handle("redirect.tar", http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		http.Redirect(rw, r, internal.URL("admin"), http.StatusFound)
+	}))
+	id := w.create(t, w.tars.URL("redirect.tar"))
+	v := w.waitStatus(t, id, "Unhealthy")
+
+	resp := w.box.DoWithToken(t, onebox.ViewerToken, http.MethodGet, "/v2/vcf-services/"+id+"?state=true", nil)
+	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+	require.NotContains(t, string(resp.Body), "INTERNAL-SECRET", "a viewer reads nothing of the other host's answer")
+	require.NotContains(t, string(resp.Body), "internal admin page")
+	require.Zero(t, internal.Hits("admin"), "the other host got no request")
+	require.NotEmpty(t, v.State.ErrorDetails)
+	require.Contains(t, v.State.ErrorDetails[0].Message, "refusing a redirect from 127.0.0.1:")
+	require.Contains(t, v.State.ErrorDetails[0].Message, "(allow it with --source-redirect-hosts)")
 }
 
 // §8: an over-long sortAsc over gRPC came back whole (15 MB) in the

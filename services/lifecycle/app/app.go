@@ -48,6 +48,10 @@ type Config struct {
 	DataDir string
 	// AllowInsecureSources permits http:// bundle sources.
 	AllowInsecureSources bool
+	// SourceRedirectHosts are hosts ("host" or "host:port") a download
+	// may be redirected to besides the source's own: mirrors, a
+	// registry's blob storage.
+	SourceRedirectHosts []string
 	// Addresses of the peer services.
 	CompatibilityAddr string
 	RendererAddr      string
@@ -145,6 +149,14 @@ func stallBounds(s bundle.Stall) bundle.Stall {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the embedded store, bundles and the development token")
 	fs.BoolVar(&c.AllowInsecureSources, "allow-insecure-sources", false, "accept http:// bundle sources and plain-HTTP registries")
+	fs.Func("source-redirect-hosts", "comma-separated hosts (host or host:port) a bundle download may be redirected to besides the source's own host, e.g. a mirror or a registry's blob storage; other redirects are refused", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.SourceRedirectHosts = append(c.SourceRedirectHosts, h)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&c.CompatibilityAddr, "compatibility", "127.0.0.1:9092", "compatibility service gRPC address: host:port or dns:///name:port (every address the name resolves to) or a comma-separated host:port list; calls go round-robin to the instances reporting SERVING")
 	fs.StringVar(&c.RendererAddr, "renderer", "127.0.0.1:9093", "renderer service gRPC address(es), as for --compatibility")
 	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address(es), as for --compatibility")
@@ -254,7 +266,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 		return nil, err
 	}
 	fetcher, err := bundle.NewFetcher(bundle.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
-		AllowInsecure: cfg.AllowInsecureSources, Limits: bundle.Limits{
+		AllowInsecure: cfg.AllowInsecureSources, RedirectHosts: cfg.SourceRedirectHosts, Limits: bundle.Limits{
 			MaxDownloadBytes: cfg.BundleLimits.MaxDownloadBytes, MaxBundleBytes: cfg.BundleLimits.MaxBundleBytes,
 			MaxFiles: cfg.BundleLimits.MaxFiles, MaxFileBytes: cfg.BundleLimits.MaxFileBytes,
 		}, Stall: stallBounds(cfg.DownloadStall)})
