@@ -308,6 +308,35 @@ type wrappedStream struct {
 
 func (w *wrappedStream) Context() context.Context { return w.ctx }
 
+// OnBehalfOfMetadata carries, on a call one service makes to another, the
+// principal of the request being served (the REST caller), so the callee
+// can share its capacity fairly among the end callers instead of seeing
+// one service principal for everyone.
+const OnBehalfOfMetadata = "x-vcfsm-on-behalf-of"
+
+// OnBehalfOfUnaryClientInterceptor names the caller of ctx (if any) in
+// every outgoing unary call's OnBehalfOfMetadata.
+func OnBehalfOfUnaryClientInterceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if p := Principal(ctx); p != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, OnBehalfOfMetadata, p)
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// OnBehalfOf is who a call serves: the principal the caller names in
+// OnBehalfOfMetadata when the caller may make internal calls (a service,
+// an administrator), else the caller itself. Only the former are trusted
+// to speak for someone else.
+func OnBehalfOf(ctx context.Context) string {
+	id, _ := CallerIdentity(ctx)
+	if id.Role.Has(PermInternal) {
+		if v := metadata.ValueFromIncomingContext(ctx, OnBehalfOfMetadata); len(v) > 0 && v[0] != "" {
+			return v[0]
+		}
+	}
+	return id.Principal
+}
+
 // Bearer is per-RPC credentials that send a token; used between services.
 type Bearer string
 

@@ -1,9 +1,12 @@
 package auth
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/metadata"
 )
 
 func TestParseTokensWithRoles(t *testing.T) {
@@ -61,4 +64,34 @@ func TestAuthorize(t *testing.T) {
 	require.Error(t, Authorize(Identity{"o", RoleOperator}, apply))
 	require.Equal(t, PermAdmin, MethodPermission("/vcfservices.lifecycle.v1.LifecycleService/SomethingNew"), "unlisted methods are admin-only")
 	require.NoError(t, Authorize(Identity{"r", RoleAdmin}, "/vcfservices.lifecycle.v1.LifecycleService/SomethingNew"))
+}
+
+// Only callers that may make internal calls speak for someone else.
+func TestOnBehalfOf(t *testing.T) {
+	md := metadata.Pairs(OnBehalfOfMetadata, "audit")
+	for _, tc := range []struct {
+		role Role
+		want string
+	}{
+		{RoleService, "audit"},
+		{RoleAdmin, "audit"},
+		{RoleViewer, "caller"},
+		{RoleOperator, "caller"},
+	} {
+		ctx := WithIdentity(metadata.NewIncomingContext(context.Background(), md), Identity{Principal: "caller", Role: tc.role})
+		require.Equal(t, tc.want, OnBehalfOf(ctx), tc.role)
+	}
+	ctx := WithIdentity(context.Background(), Identity{Principal: "internal", Role: RoleService})
+	require.Equal(t, "internal", OnBehalfOf(ctx), "a service serving nobody in particular is itself")
+
+	var sent metadata.MD
+	invoker := func(ctx context.Context, _ string, _, _ any, _ *grpc.ClientConn, _ ...grpc.CallOption) error {
+		sent, _ = metadata.FromOutgoingContext(ctx)
+		return nil
+	}
+	caller := WithIdentity(context.Background(), Identity{Principal: "audit", Role: RoleViewer})
+	require.NoError(t, OnBehalfOfUnaryClientInterceptor(caller, "/x/Y", nil, nil, nil, invoker))
+	require.Equal(t, []string{"audit"}, sent.Get(OnBehalfOfMetadata))
+	require.NoError(t, OnBehalfOfUnaryClientInterceptor(context.Background(), "/x/Y", nil, nil, nil, invoker))
+	require.Empty(t, sent.Get(OnBehalfOfMetadata), "no caller, nothing named")
 }

@@ -2,6 +2,8 @@ package vcfsm_test
 
 import (
 	"context"
+	"encoding/base64"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -96,6 +98,97 @@ func TestAttackRandomMethodsGrowNothing(t *testing.T) {
 	require.Less(t, grew, int64(32<<20), "RSS within +32 MiB")
 	require.Less(t, len(metrics), 1<<20, "/metrics under 1 MiB")
 	require.Contains(t, string(metrics), `vcfsm_http_requests_total{code="401",method="OTHER",route="unmatched"} 2000`)
+}
+
+// spinTemplate loops for hours when the user's values ask for it, so the
+// service registers normally and a viewer's render preview can spin.
+const spinTemplate = `#@ load("@ytt:data", "data")
+#@ def spin():
+#@   n = 0
+#@   for i in range(100000000):
+#@     for j in range(100000000):
+#@       n += 1
+#@     end
+#@   end
+#@   return n
+#@ end
+#@ if data.values.hookCA == "spin":
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: spin
+stringData:
+  n: #@ str(spin())
+#@ end
+`
+
+// §5: eight viewer renders of a looping template made an administrator's
+// render wait 40 s behind them in the render pool's unbounded queue. One
+// principal now holds at most half the workers and half the queue; the
+// rest of its renders are refused 429, and the administrator's render
+// takes a free worker at once.
+func TestAttackViewerCannotStarveTheRenderer(t *testing.T) {
+	const timeout = 3 * time.Second
+	w := newWorld(t, func(c *app.Config) {
+		c.Renderer.Workers, c.Renderer.Timeout, c.Renderer.Queue = 2, timeout, 8
+	})
+	normal := w.create(t, w.publish(t, v1))
+	w.specPatch = func(s *bundletest.BundleSpec) {
+		s.Name = "spin.example.com"
+		s.ConfigFiles["spin.yml"] = spinTemplate
+	}
+	spinning := w.create(t, w.publish(t, v1))
+	w.waitStatus(t, normal, "Unresolved")
+	w.waitStatus(t, spinning, "Unresolved")
+
+	render := func(token, id string, body string) (int, http.Header, time.Duration) {
+		start := time.Now()
+		resp := w.box.DoWithToken(t, token, http.MethodPost, "/v2/vcf-services/"+id+"/render-resources", []byte(body))
+		return resp.Status, resp.Header, time.Since(start)
+	}
+	// The administrator's renders differ too: each one runs in a worker.
+	admin := func(n string) string {
+		return `{"userOverwrite":"` + base64.StdEncoding.EncodeToString([]byte("hookCA: '' # admin "+n+"\n")) + `"}`
+	}
+	code, _, unloaded := render(onebox.Token, normal, admin("unloaded"))
+	require.Equal(t, http.StatusOK, code)
+
+	type answer struct {
+		code  int
+		retry string
+		took  time.Duration
+	}
+	answers := make(chan answer, 8)
+	for i := range 8 {
+		go func() {
+			// Each differs (a YAML comment), so no cache can merge them.
+			spin := base64.StdEncoding.EncodeToString([]byte(fmt.Sprintf("hookCA: spin # %d\n", i)))
+			code, h, took := render(onebox.ViewerToken, spinning, `{"userOverwrite":"`+spin+`"}`)
+			answers <- answer{code, h.Get("Retry-After"), took}
+		}()
+	}
+	// The viewer's renders beyond its share are refused at once.
+	var refused []answer
+	for len(refused) < 3 {
+		select {
+		case a := <-answers:
+			require.Equal(t, http.StatusTooManyRequests, a.code, "before any spinning render can end, only refusals come back")
+			require.Equal(t, "1", a.retry)
+			refused = append(refused, a)
+		case <-time.After(timeout):
+			t.Fatalf("only %d of the viewer's renders were refused before the first spinning one ended", len(refused))
+		}
+	}
+	code, _, loaded := render(onebox.Token, normal, admin("loaded"))
+	require.Equal(t, http.StatusOK, code)
+	t.Logf("the administrator's render: %s unloaded, %s while the viewer's spin", unloaded, loaded)
+	require.Less(t, loaded, timeout, "the administrator's render did not wait for a spinning one to be stopped")
+
+	for range 5 {
+		a := <-answers
+		require.Equal(t, http.StatusBadRequest, a.code, "the spinning renders are stopped at --render-timeout")
+	}
 }
 
 // §6: a depot redirected a download to another host of the provider's

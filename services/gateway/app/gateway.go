@@ -171,8 +171,12 @@ func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 			writeError(w, http.StatusRequestEntityTooLarge, codes.InvalidArgument, bodyTooLarge(maxBody))
 			return
 		}
-		if s := runtime.HTTPStatusFromCode(statusCode(err)); s == http.StatusUnauthorized {
+		switch runtime.HTTPStatusFromCode(statusCode(err)) {
+		case http.StatusUnauthorized:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
+		case http.StatusTooManyRequests:
+			// A busy peer (the renderer's queue) asks to come back soon.
+			w.Header().Set("Retry-After", "1")
 		}
 		recordCall(ctx)
 		log.DebugContext(ctx, "request failed", "method", echo.Cut(r.Method, 32), "path", echo.Cut(r.URL.Path, echo.MaxValue), "error", err)

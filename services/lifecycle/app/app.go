@@ -24,6 +24,7 @@ import (
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
+	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/observability"
 	"github.com/vcfsm/vcfsm/platform/store"
@@ -360,7 +361,10 @@ func (s *Service) dialPeers(cfg Config, tel *observability.Telemetry) (lifecycle
 	dial := func(addr, service string) (*grpc.ClientConn, error) {
 		// Every instance behind addr gets calls, round-robin, while its
 		// health reports the service SERVING (grpcx.DialService).
-		conn, err := grpcx.DialService(addr, service, cfg.PeerToken, append(append([]grpc.DialOption(nil), cfg.PeerDialOptions...), tel.DialOptions()...)...)
+		// Peers learn which REST caller a call serves (the renderer
+		// shares its workers among them).
+		opts := append(append([]grpc.DialOption{grpc.WithChainUnaryInterceptor(auth.OnBehalfOfUnaryClientInterceptor)}, cfg.PeerDialOptions...), tel.DialOptions()...)
+		conn, err := grpcx.DialService(addr, service, cfg.PeerToken, opts...)
 		if err == nil {
 			s.conns = append(s.conns, conn)
 			s.peers = append(s.peers, peer{addr: addr, service: service, health: healthpb.NewHealthClient(conn)})
