@@ -27,6 +27,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/observability"
+	"github.com/vcfsm/vcfsm/platform/seal"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
@@ -97,7 +98,7 @@ type Config struct {
 	// SignatureKeys are comma-separated PEM public key files trusted to
 	// sign bundles.
 	SignatureKeys string
-	// EncryptionKeyFile is the keyring sealing Secret resources; empty
+	// EncryptionKeyFile is the keyring sealing value layers and resources; empty
 	// means a development key generated in DataDir.
 	EncryptionKeyFile string
 	// TargetDriver is "simulator" (the default) or "kubernetes":
@@ -181,7 +182,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Etcd.RegisterFlags(fs)
 	fs.DurationVar(&c.OwnerTTL, "owner-ttl", DefaultOwnerTTL, "with --store=etcd: lease of a replica's ownership of an operation and of the controllers; a dead or cut-off replica's work is taken over after it")
 	fs.StringVar(&c.SignatureKeys, "signature-keys", "", "comma-separated PEM public keys trusted to sign bundles (cosign); with keys, isValid means verified and activating with accepted.signatures needs a verified signature")
-	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing rendered Secrets at rest (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600. Default: a key generated into <data-dir>/encryption-key")
+	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing at rest every value that can hold a secret, value layers and rendered resources (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600; replicas on one etcd share it. Default: a key generated into <data-dir>/encryption-key")
 }
 
 // openStore opens the configured entity store, timed and counted.
@@ -240,6 +241,11 @@ type Service struct {
 	handler *server.Handler
 	log     *slog.Logger
 	wait    func()
+	// repo and keys: the store's entities and the keyring sealing them at
+	// rest (Start re-seals in the background).
+	repo          *storage.Repo
+	keys          *seal.Keyring
+	resealMetrics resealMetrics
 	// minRevisionWait: Config.MinRevisionWait.
 	minRevisionWait time.Duration
 }
@@ -256,13 +262,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if s.store, err = openStore(ctx, cfg, tel, log); err != nil {
 		return nil, err
 	}
-	repo, err := storage.NewRepo(ctx, s.store)
+	if s.keys, err = loadKeyring(cfg, log); err != nil {
+		return nil, err
+	}
+	repo, err := storage.NewSealedRepo(ctx, s.store, s.keys)
 	if err != nil {
 		return nil, err
 	}
-	if err := sealSecrets(ctx, cfg, repo, log); err != nil {
-		return nil, err
-	}
+	s.repo, s.resealMetrics = repo, newResealMetrics(tel)
 	if err := s.openTargets(cfg); err != nil {
 		return nil, err
 	}
@@ -439,7 +446,15 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.wait = wait
+	resealed := make(chan struct{})
+	go func() {
+		defer close(resealed)
+		reseal(ctx, s.repo, s.keys, s.resealMetrics, s.log)
+	}()
+	s.wait = func() {
+		wait()
+		<-resealed
+	}
 	return nil
 }
 

@@ -69,13 +69,28 @@ func checkParams(req any) error {
 
 // Interceptor is the lifecycle service's unary interceptor (install it
 // with grpcx.Server.InterceptUnary): over-long parameters are refused
-// (checkParams), then Revisions.
+// (checkParams), then Revisions runs the call, whose answer a caller who
+// may not see secrets gets with them hidden (redact.go).
 func (h *Handler) Interceptor(wait time.Duration) grpc.UnaryServerInterceptor {
 	revisions := h.Revisions(wait)
 	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 		if err := checkParams(req); err != nil {
 			return nil, err
 		}
+		if !canSeeSecrets(ctx) {
+			handler = h.hiding(handler)
+		}
 		return revisions(ctx, req, info, handler)
+	}
+}
+
+// hiding runs handler and hides the secrets of its answer.
+func (h *Handler) hiding(handler grpc.UnaryHandler) grpc.UnaryHandler {
+	return func(ctx context.Context, req any) (any, error) {
+		resp, err := handler(ctx, req)
+		if err != nil {
+			return resp, err
+		}
+		return h.hideAnswer(ctx, req, resp), nil
 	}
 }
