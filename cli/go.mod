@@ -125,3 +125,7 @@ require (
 	google.golang.org/grpc v1.85.0 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 )
+
+// Required only by github.com/chrismellard/docker-credential-acr-env's go.mod (through
+// imgpkg's registry package); no package of it is built. It has known advisories.
+exclude github.com/dgrijalva/jwt-go v3.2.0+incompatible
