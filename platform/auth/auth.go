@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/grpc/tap"
 )
 
 // Tokens maps bearer tokens to the principals they authenticate and the
@@ -52,48 +53,62 @@ func NewTokens(byPrincipal map[string]string) (*Tokens, error) {
 	return t, nil
 }
 
-// ParseTokens reads comma- or newline-separated entries, each
-// "principal:role:token" or "principal:token" (role admin). Blank lines and
-// lines starting with # are skipped, so a tokens file may carry comments.
+// ParseTokens reads --tokens: entries separated by commas or newlines,
+// each "principal:role:token" or "principal:token" (role admin). Blank
+// entries and entries starting with # are skipped. An error names the
+// entry by its position, never by its content: a malformed entry may hold
+// a token in any of its fields (principal:token:role, fields swapped).
 func ParseTokens(spec string) (*Tokens, error) {
 	t := &Tokens{}
+	n := 0
 	for _, item := range strings.FieldsFunc(spec, func(r rune) bool { return r == ',' || r == '\n' }) {
 		item = strings.TrimSpace(item)
 		if item == "" || strings.HasPrefix(item, "#") {
 			continue
 		}
+		n++
 		if err := t.parseEntry(item); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("token entry %d: %w", n, err)
 		}
 	}
 	return t, nil
 }
 
+// AddLines adds the entries of a tokens file: one entry per line (a line
+// may also list several, comma-separated), # comments and blank lines
+// skipped. An error names the line, never its content.
+func (t *Tokens) AddLines(text string) error {
+	for n, line := range strings.Split(text, "\n") {
+		for _, item := range strings.Split(line, ",") {
+			item = strings.TrimSpace(item)
+			if item == "" || strings.HasPrefix(item, "#") {
+				continue
+			}
+			if err := t.parseEntry(item); err != nil {
+				return fmt.Errorf("line %d: %w", n+1, err)
+			}
+		}
+	}
+	return nil
+}
+
+// parseEntry adds one entry. Its errors say which field is wrong and what
+// was expected, and quote nothing of the entry.
 func (t *Tokens) parseEntry(item string) error {
 	parts := strings.SplitN(item, ":", 3)
 	switch len(parts) {
 	case 2:
-		return t.AddRole(parts[0], RoleAdmin, parts[1])
+		return t.add(parts[0], RoleAdmin, parts[1])
 	case 3:
+		// A mistyped role must not silently become part of an admin
+		// token, so a second colon always means a role.
 		role, err := ParseRole(parts[1])
 		if err != nil {
-			// A mistyped role must not silently become part of an admin
-			// token, so a second colon always means a role.
-			return fmt.Errorf("token entry %q: %w", redact(item), err)
+			return errors.New("the second field is not a role (admin, operator, viewer or service): entries are principal:role:token")
 		}
-		return t.AddRole(parts[0], role, parts[2])
+		return t.add(parts[0], role, parts[2])
 	}
-	return fmt.Errorf("token entry %q: want principal:role:token or principal:token", redact(item))
-}
-
-func redact(item string) string {
-	if p, _, ok := strings.Cut(item, ":"); ok {
-		return p + ":<redacted>"
-	}
-	if len(item) > 4 {
-		return item[:2] + "…"
-	}
-	return "…"
+	return errors.New("want principal:role:token or principal:token")
 }
 
 // Add registers one admin token.
@@ -103,15 +118,22 @@ func (t *Tokens) Add(principal, token string) error {
 
 // AddRole registers one token for principal with role.
 func (t *Tokens) AddRole(principal string, role Role, token string) error {
-	principal, token = strings.TrimSpace(principal), strings.TrimSpace(token)
-	if principal == "" {
-		return errors.New("token entry: empty principal")
-	}
 	if _, err := ParseRole(string(role)); err != nil {
 		return fmt.Errorf("token for %q: %w", principal, err)
 	}
+	if err := t.add(principal, role, token); err != nil {
+		return fmt.Errorf("token for %q: %w", principal, err)
+	}
+	return nil
+}
+
+func (t *Tokens) add(principal string, role Role, token string) error {
+	principal, token = strings.TrimSpace(principal), strings.TrimSpace(token)
+	if principal == "" {
+		return errors.New("empty principal")
+	}
 	if len(token) < 16 {
-		return fmt.Errorf("token for %q: must be at least 16 characters", principal)
+		return errors.New("the token is shorter than 16 characters")
 	}
 	t.entries = append(t.entries, entry{id: Identity{Principal: principal, Role: role}, sum: sha256.Sum256([]byte(token))})
 	return nil
@@ -178,7 +200,14 @@ func Exempt(fullMethod string) bool {
 func BearerFromMetadata(ctx context.Context) (string, bool) {
 	// ValueFromIncomingContext reads one key without copying the call's
 	// whole metadata (this runs on every call).
-	for _, v := range metadata.ValueFromIncomingContext(ctx, "authorization") {
+	return bearerOf(metadata.ValueFromIncomingContext(ctx, "authorization"))
+}
+
+var errUnauthenticated = status.Error(codes.Unauthenticated, "missing or invalid bearer token: send Authorization: Bearer <token>")
+
+// bearerOf extracts the token of an "authorization: Bearer x" header.
+func bearerOf(values []string) (string, bool) {
+	for _, v := range values {
 		scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
 		if ok && strings.EqualFold(scheme, "bearer") && strings.TrimSpace(token) != "" {
 			return strings.TrimSpace(token), true
@@ -187,22 +216,65 @@ func BearerFromMetadata(ctx context.Context) (string, bool) {
 	return "", false
 }
 
-var errUnauthenticated = status.Error(codes.Unauthenticated, "missing or invalid bearer token: send Authorization: Bearer <token>")
-
-func (t *Tokens) authenticate(ctx context.Context, method string) (context.Context, error) {
+// identify checks the authorization header values of a call to method: the
+// caller's identity when the token is valid and its role may call the
+// method; ok is false for an exempt method called without a valid token.
+func (t *Tokens) identify(authorization []string, method string) (id Identity, ok bool, err error) {
+	token, found := bearerOf(authorization)
+	if found {
+		id, found = t.Lookup(token)
+	}
 	if Exempt(method) {
-		return ctx, nil
+		return id, found, nil
 	}
-	token, ok := BearerFromMetadata(ctx)
-	if !ok {
-		return nil, errUnauthenticated
-	}
-	id, ok := t.Lookup(token)
-	if !ok {
-		return nil, errUnauthenticated
+	if !found {
+		return Identity{}, false, errUnauthenticated
 	}
 	if err := Authorize(id, method); err != nil {
-		return nil, status.Error(codes.PermissionDenied, err.Error())
+		return Identity{}, false, status.Error(codes.PermissionDenied, err.Error())
+	}
+	return id, true, nil
+}
+
+// Tap authenticates a call from its headers, before grpc reads any of its
+// message: install it with grpc.InTapHandle. A call without a valid token
+// is refused Unauthenticated, one whose role lacks the method's permission
+// PermissionDenied, and grpc answers without reading (or buffering) the
+// message. Exempt methods pass without a token. The identity rides in the
+// returned context, so the interceptors do not look the token up again.
+// It runs on the connection's reading goroutine: it only hashes and
+// compares.
+func (t *Tokens) Tap(ctx context.Context, info *tap.Info) (context.Context, error) {
+	id, ok, err := t.identify(info.Header.Get("authorization"), info.FullMethodName)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		ctx = context.WithValue(ctx, tappedKey{}, id)
+	}
+	return ctx, nil
+}
+
+// tappedKey holds the identity Tap found; only this package sets it.
+type tappedKey struct{}
+
+// TappedIdentity returns the identity Tap found for the call, if its token
+// was valid.
+func TappedIdentity(ctx context.Context) (Identity, bool) {
+	id, ok := ctx.Value(tappedKey{}).(Identity)
+	return id, ok
+}
+
+func (t *Tokens) authenticate(ctx context.Context, method string) (context.Context, error) {
+	if id, ok := ctx.Value(tappedKey{}).(Identity); ok {
+		return WithIdentity(ctx, id), nil
+	}
+	id, ok, err := t.identify(metadata.ValueFromIncomingContext(ctx, "authorization"), method)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return ctx, nil
 	}
 	return WithIdentity(ctx, id), nil
 }
@@ -235,6 +307,35 @@ type wrappedStream struct {
 }
 
 func (w *wrappedStream) Context() context.Context { return w.ctx }
+
+// OnBehalfOfMetadata carries, on a call one service makes to another, the
+// principal of the request being served (the REST caller), so the callee
+// can share its capacity fairly among the end callers instead of seeing
+// one service principal for everyone.
+const OnBehalfOfMetadata = "x-vcfsm-on-behalf-of"
+
+// OnBehalfOfUnaryClientInterceptor names the caller of ctx (if any) in
+// every outgoing unary call's OnBehalfOfMetadata.
+func OnBehalfOfUnaryClientInterceptor(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if p := Principal(ctx); p != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, OnBehalfOfMetadata, p)
+	}
+	return invoker(ctx, method, req, reply, cc, opts...)
+}
+
+// OnBehalfOf is who a call serves: the principal the caller names in
+// OnBehalfOfMetadata when the caller may make internal calls (a service,
+// an administrator), else the caller itself. Only the former are trusted
+// to speak for someone else.
+func OnBehalfOf(ctx context.Context) string {
+	id, _ := CallerIdentity(ctx)
+	if id.Role.Has(PermInternal) {
+		if v := metadata.ValueFromIncomingContext(ctx, OnBehalfOfMetadata); len(v) > 0 && v[0] != "" {
+			return v[0]
+		}
+	}
+	return id.Principal
+}
 
 // Bearer is per-RPC credentials that send a token; used between services.
 type Bearer string

@@ -57,17 +57,23 @@ func (c *Common) Logger(w io.Writer) (*slog.Logger, error) {
 	return logging.New(w, c.LogFormat, c.LogLevel)
 }
 
-// tokenSpec joins --tokens and --tokens-file.
-func (c *Common) tokenSpec() (string, error) {
-	spec := c.Tokens.Value()
+// configuredTokens reads --tokens and --tokens-file; an error names the
+// entry or the line, never its content.
+func (c *Common) configuredTokens() (*auth.Tokens, error) {
+	tokens, err := auth.ParseTokens(c.Tokens.Value())
+	if err != nil {
+		return nil, fmt.Errorf("--tokens: %w", err)
+	}
 	if c.TokensFile != "" {
 		raw, err := ReadSecretFile(c.TokensFile)
 		if err != nil {
-			return "", fmt.Errorf("--tokens-file: %w", err)
+			return nil, fmt.Errorf("--tokens-file: %w", err)
 		}
-		spec = strings.Join([]string{spec, raw}, "\n")
+		if err := tokens.AddLines(raw); err != nil {
+			return nil, fmt.Errorf("--tokens-file %s: %w", c.TokensFile, err)
+		}
 	}
-	return spec, nil
+	return tokens, nil
 }
 
 func (c *Common) serviceToken() (string, error) {
@@ -89,19 +95,15 @@ func (c *Common) serviceToken() (string, error) {
 // logging where it is, never what it is. dev is the development token when
 // it is in use.
 func (c *Common) AcceptedTokens(tokenDir string, log *slog.Logger) (tokens *auth.Tokens, dev string, err error) {
-	spec, err := c.tokenSpec()
+	configured, err := c.configuredTokens()
 	if err != nil {
 		return nil, "", err
 	}
-	if strings.TrimSpace(spec) != "" {
-		tokens, err := auth.ParseTokens(spec)
-		if err != nil {
-			return nil, "", fmt.Errorf("--tokens: %w", err)
-		}
-		if tokens.Len() == 0 {
-			return nil, "", fmt.Errorf("--tokens: no token given")
-		}
-		return tokens, "", nil
+	if configured.Len() > 0 {
+		return configured, "", nil
+	}
+	if strings.TrimSpace(c.Tokens.Value()) != "" || c.TokensFile != "" {
+		return nil, "", fmt.Errorf("--tokens: no token given")
 	}
 	token, path, created, err := auth.EnsureDevToken(tokenDir)
 	if err != nil {

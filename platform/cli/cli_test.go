@@ -65,6 +65,15 @@ func TestSecretFiles(t *testing.T) {
 	require.ErrorContains(t, err, "--tokens-file: "+tokensFile+" has mode 0644: a secret file must be readable by its owner only")
 
 	require.NoError(t, os.Chmod(tokensFile, 0o600))
+	require.NoError(t, os.WriteFile(tokensFile, []byte("# operators\nops:operator:ops-token-0123456789abcdef\nleak:leaked-token-0123456789abcdef:viewer\n"), 0o600))
+	_, _, err = c.Auth(dir, logging.Discard())
+	require.EqualError(t, err, "--tokens-file "+tokensFile+": line 3: the second field is not a role (admin, operator, viewer or service): entries are principal:role:token")
+
+	require.NoError(t, os.WriteFile(tokensFile, []byte("# nothing but comments\n"), 0o600))
+	_, _, err = c.Auth(dir, logging.Discard())
+	require.EqualError(t, err, "--tokens: no token given")
+
+	require.NoError(t, os.WriteFile(tokensFile, []byte("ops:operator:ops-token-0123456789abcdef\n"), 0o600))
 	c.ServiceToken = NewSecret("x")
 	_, _, err = c.Auth(dir, logging.Discard())
 	require.ErrorContains(t, err, "--service-token and --service-token-file exclude each other")

@@ -105,4 +105,14 @@ func (l *GRPCLimits) RegisterFlags(fs *flag.FlagSet) {
 	})
 	fs.DurationVar(&l.KeepaliveMinTime, "grpc-keepalive-min-time", grpcx.DefaultKeepaliveMinTime, "shortest keepalive ping interval a gRPC client may use; faster pingers are disconnected")
 	fs.DurationVar(&l.MaxConnectionIdle, "grpc-max-connection-idle", grpcx.DefaultMaxConnectionIdle, "close gRPC connections idle this long")
+	fs.IntVar(&l.MaxAnonymousReads, "grpc-max-anonymous-reads", grpcx.DefaultMaxAnonymousReads, "most gRPC calls without a token (health checks, reflection) reading their request at once; more are refused ResourceExhausted")
+	fs.DurationVar(&l.AnonymousReadTimeout, "grpc-anonymous-read-timeout", grpcx.DefaultAnonymousReadTimeout, "how long a gRPC call without a token has to send each request message; past it the call ends")
+	fs.Func("grpc-max-header-bytes", fmt.Sprintf("most bytes of a gRPC call's headers, read before the call is authenticated (default %d)", grpcx.DefaultMaxHeaderListBytes), func(v string) error {
+		var n uint32
+		if _, err := fmt.Sscan(v, &n); err != nil || n == 0 {
+			return fmt.Errorf("want a positive number, got %q", v)
+		}
+		l.MaxHeaderListBytes = n
+		return nil
+	})
 }

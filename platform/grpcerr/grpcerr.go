@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/vcfsm/vcfsm/platform/echo"
 )
 
 // Rule maps every error that errors.Is Err to Code.
@@ -60,26 +62,45 @@ func (t Table) message(err error) string {
 // is logged, since it may hold internals a caller cannot act on.
 const internalMessage = "internal error; the server log has the details"
 
-// ToStatus converts err for the wire. Status errors pass through unchanged;
-// context errors keep their codes; mapped errors keep their message;
-// anything else becomes Internal with a masked message.
+// MaxMessage bounds the message of every status a server answers with, in
+// bytes. Messages name what was wrong and quote short values only
+// (echo.Quote); this is the backstop for a value quoted whole by mistake,
+// so no caller can make an answer (or its log line) as large as its
+// request.
+const MaxMessage = 64 << 10
+
+// ToStatus converts err for the wire. Status errors keep their code and
+// details; context errors keep their codes; mapped errors keep their
+// message; anything else becomes Internal with a masked message. Every
+// message is cut at MaxMessage bytes.
 func (t Table) ToStatus(err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := status.FromError(err); ok {
-		return err
+	if st, ok := status.FromError(err); ok {
+		return bounded(st, err)
 	}
 	switch {
 	case errors.Is(err, context.Canceled):
-		return status.Error(codes.Canceled, err.Error())
+		return status.Error(codes.Canceled, echo.Cut(err.Error(), MaxMessage))
 	case errors.Is(err, context.DeadlineExceeded):
-		return status.Error(codes.DeadlineExceeded, err.Error())
+		return status.Error(codes.DeadlineExceeded, echo.Cut(err.Error(), MaxMessage))
 	}
 	if code, ok := t.Code(err); ok {
-		return status.Error(code, t.message(err))
+		return status.Error(code, echo.Cut(t.message(err), MaxMessage))
 	}
 	return status.Error(codes.Internal, internalMessage)
+}
+
+// bounded returns err unchanged when its message is within MaxMessage,
+// else the same status with the message cut.
+func bounded(st *status.Status, err error) error {
+	if len(st.Message()) <= MaxMessage {
+		return err
+	}
+	p := st.Proto()
+	p.Message = echo.Cut(p.GetMessage(), MaxMessage)
+	return status.ErrorProto(p)
 }
 
 // ServerError is what a server answers for a handler's err: its status by

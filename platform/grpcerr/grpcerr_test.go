@@ -3,6 +3,7 @@ package grpcerr
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -38,4 +39,23 @@ func TestMarkersLeaveTheMessage(t *testing.T) {
 		require.Equal(t, c.msg, status.Convert(got).Message(), c.err.Error())
 	}
 	require.Equal(t, "invalid argument", status.Convert(table.ToStatus(errInvalid)).Message(), "a bare marker stays")
+}
+
+// No answer is larger than MaxMessage, whatever a handler quoted: mapped
+// errors and status errors alike are cut (issue 25 §8).
+func TestMessagesAreBounded(t *testing.T) {
+	errInvalid := errors.New("invalid argument")
+	table := Table{{Err: errInvalid, Code: codes.InvalidArgument, Marker: true}}
+	huge := strings.Repeat("x", 15<<20)
+	for name, err := range map[string]error{
+		"mapped": fmt.Errorf("sortAsc %q: %w", huge, errInvalid),
+		"status": status.Error(codes.InvalidArgument, "sortAsc "+huge),
+	} {
+		got := status.Convert(table.ToStatus(err))
+		require.Equal(t, codes.InvalidArgument, got.Code(), name)
+		require.LessOrEqual(t, len(got.Message()), MaxMessage+64, name)
+		require.Contains(t, got.Message(), "(message cut: ", name)
+	}
+	short := status.Error(codes.NotFound, "service x: not found")
+	require.Equal(t, short, table.ToStatus(short), "a short status passes unchanged")
 }

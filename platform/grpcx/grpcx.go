@@ -60,6 +60,16 @@ type Limits struct {
 	KeepaliveMinTime time.Duration
 	// MaxConnectionIdle closes connections idle this long (default 15m).
 	MaxConnectionIdle time.Duration
+	// MaxHeaderListBytes bounds a call's headers, which are read before
+	// the call is authenticated (default 64 KiB; grpc's own is 16 MiB).
+	MaxHeaderListBytes uint32
+	// MaxAnonymousReads bounds the calls without a token (health checks,
+	// reflection) reading a request message at once (default 2; see
+	// anonymous.go).
+	MaxAnonymousReads int
+	// AnonymousReadTimeout is how long a call without a token has to send
+	// each request message; past it the call ends (default 10s).
+	AnonymousReadTimeout time.Duration
 }
 
 // Defaults of Limits.
@@ -72,6 +82,13 @@ const (
 	DefaultMaxConcurrentStreams = 4096
 	DefaultKeepaliveMinTime     = 10 * time.Second
 	DefaultMaxConnectionIdle    = 15 * time.Minute
+	DefaultMaxHeaderListBytes   = 64 << 10
+	// DefaultMaxAnonymousReads: a health check or a reflection request
+	// is read in microseconds, so two at once serve probes; a caller
+	// flooding them without a token holds at most two messages (32 MiB at
+	// the 16 MiB message limit) for at most DefaultAnonymousReadTimeout.
+	DefaultMaxAnonymousReads    = 2
+	DefaultAnonymousReadTimeout = 10 * time.Second
 )
 
 func (l Limits) withDefaults() Limits {
@@ -84,6 +101,15 @@ func (l Limits) withDefaults() Limits {
 	if l.MaxConnectionIdle == 0 {
 		l.MaxConnectionIdle = DefaultMaxConnectionIdle
 	}
+	if l.MaxHeaderListBytes == 0 {
+		l.MaxHeaderListBytes = DefaultMaxHeaderListBytes
+	}
+	if l.MaxAnonymousReads == 0 {
+		l.MaxAnonymousReads = DefaultMaxAnonymousReads
+	}
+	if l.AnonymousReadTimeout == 0 {
+		l.AnonymousReadTimeout = DefaultAnonymousReadTimeout
+	}
 	return l
 }
 
@@ -93,6 +119,7 @@ func (l Limits) serverOptions() []grpc.ServerOption {
 		grpc.MaxConcurrentStreams(l.MaxConcurrentStreams),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: l.KeepaliveMinTime, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: l.MaxConnectionIdle, Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.MaxHeaderListSize(l.MaxHeaderListBytes),
 		// Calls run on a few long-lived goroutines instead of one new
 		// goroutine each: a new goroutine grows its stack through the
 		// interceptor chain and protobuf on every call (≈ 8 µs of a GET's
@@ -189,10 +216,17 @@ func NewServer(cfg ServerConfig) *Server {
 	unary := []grpc.UnaryServerInterceptor{recoverUnary(log)}
 	stream := []grpc.StreamServerInterceptor{recoverStream(log)}
 	var opts []grpc.ServerOption
+	if cfg.Tokens != nil {
+		// Calls are authenticated from their headers before their message
+		// is read (anonymous.go).
+		opts = append(opts, grpc.InTapHandle(newGate(log, cfg.Tokens, cfg.Limits, cfg.Telemetry).tap))
+		unary = append([]grpc.UnaryServerInterceptor{anonymousUnary}, unary...)
+		stream = append([]grpc.StreamServerInterceptor{anonymousStream}, stream...)
+	}
 	var tel observability.ServerChain
 	if cfg.Telemetry != nil {
 		tel = cfg.Telemetry.ServerInterceptors(log)
-		opts = cfg.Telemetry.ServerOptions()
+		opts = append(opts, cfg.Telemetry.ServerOptions()...)
 	}
 	unary = append(unary, tel.OuterUnary...)
 	stream = append(stream, tel.OuterStream...)

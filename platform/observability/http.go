@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/vcfsm/vcfsm/platform/echo"
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -31,6 +33,24 @@ func (t *Telemetry) httpMetrics() *httpMetrics {
 	return t.http
 }
 
+// OtherMethod labels requests whose method is none of the standard ones,
+// keeping the method label bounded whatever methods clients send (a
+// request line may hold a 60 KB method).
+const OtherMethod = "OTHER"
+
+// methodLabel is the method's label: itself when standard, else OTHER.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return OtherMethod
+}
+
+// maxLoggedMethod bounds the method an access-log line repeats.
+const maxLoggedMethod = 32
+
 // SetRoute names the route pattern (e.g. /v2/vcf-services/{id}) a request
 // matched; the metrics and the access log use it instead of the path.
 func SetRoute(ctx context.Context, pattern string) {
@@ -48,9 +68,12 @@ func SetPrincipal(ctx context.Context, principal string) {
 
 // HTTPHandler wraps a REST handler: it accepts or makes the X-Request-Id
 // and returns it, traces the request (continuing a caller's traceparent),
-// counts it by route pattern and code, and writes one access-log line
-// (method, route, code, duration, principal, request id; never a header
-// value, a token or a body).
+// counts it by method, route pattern and code, and writes one access-log
+// line (method, route, code, duration, principal, request id; never a
+// header value, a token or a body). Every label comes from a bounded set:
+// methods outside the standard ones count as OTHER, paths by the route
+// pattern they matched or as unmatched; the logged method is cut at 32
+// bytes.
 func (t *Telemetry) HTTPHandler(next http.Handler, log *slog.Logger) http.Handler {
 	m := t.httpMetrics()
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,14 +84,15 @@ func (t *Telemetry) HTTPHandler(next http.Handler, log *slog.Logger) http.Handle
 		rec := &recorder{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(rec, r.WithContext(ctx))
 		d := time.Since(start)
+		method := methodLabel(r.Method)
 		if t.tracing {
-			trace.SpanFromContext(ctx).SetName(r.Method + " " + c.route)
+			trace.SpanFromContext(ctx).SetName(method + " " + c.route)
 		}
-		m.requests.WithLabelValues(r.Method, c.route, strconv.Itoa(rec.code)).Inc()
-		m.duration.WithLabelValues(r.Method, c.route).Observe(d.Seconds())
+		m.requests.WithLabelValues(method, c.route, strconv.Itoa(rec.code)).Inc()
+		m.duration.WithLabelValues(method, c.route).Observe(d.Seconds())
 		if log.Enabled(ctx, slog.LevelInfo) {
 			log.LogAttrs(ctx, slog.LevelInfo, "http request",
-				slog.String("method", r.Method),
+				slog.String("method", echo.Cut(r.Method, maxLoggedMethod)),
 				slog.String("route", c.route),
 				slog.Int("code", rec.code),
 				slog.Duration("duration", d),

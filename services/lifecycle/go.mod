@@ -174,3 +174,7 @@ require (
 	sigs.k8s.io/randfill v1.0.0 // indirect
 	sigs.k8s.io/structured-merge-diff/v6 v6.4.2 // indirect
 )
+
+// Required only by github.com/chrismellard/docker-credential-acr-env's go.mod (through
+// imgpkg's registry package); no package of it is built. It has known advisories.
+exclude github.com/dgrijalva/jwt-go v3.2.0+incompatible

@@ -14,6 +14,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/vcfsm/vcfsm/platform/grpcx"
+	"github.com/vcfsm/vcfsm/platform/seal"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore/etcdtest"
 	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
@@ -83,8 +84,12 @@ func newReplicas(t *testing.T) (*world, func(etcd string, opts ...onebox.Option)
 	w := &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t), sim: sim}
 	inv := filepath.Join(t.TempDir(), "inventory.yaml")
 	require.NoError(t, os.WriteFile(inv, []byte(inventoryYAML), 0o600))
+	// Replicas on one etcd share one keyring, as deployment.md says.
+	keys, _, err := seal.EnsureDevKey(t.TempDir())
+	require.NoError(t, err)
 	return w, func(etcd string, opts ...onebox.Option) *onebox.Box {
 		return onebox.Start(t, append([]onebox.Option{func(c *app.Config) {
+			c.Lifecycle.EncryptionKeyFile = keys
 			c.Lifecycle.SourceRootCAs = w.tars.RootCAs()
 			c.Lifecycle.InventoryFile = inv
 			c.Lifecycle.ReconcileInterval = 100 * time.Millisecond

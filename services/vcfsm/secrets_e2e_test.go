@@ -61,7 +61,19 @@ func TestNoSecretInOutput(t *testing.T) {
 	cmd.Env = append(os.Environ(), "VCFSM_TOKENS=leak:operater:SECRET-TOKENS-VALUE-0123456789", "VCFSM_SERVICE_TOKEN="+secretEnv["VCFSM_SERVICE_TOKEN"])
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err)
-	require.Contains(t, string(out), `token entry "leak:<redacted>": unknown role "operater"`)
+	require.Contains(t, string(out), "--tokens: token entry 1: the second field is not a role (admin, operator, viewer or service)")
+	require.Empty(t, secretsIn(string(out)), "%s", out)
+
+	// Issue 25 §7: a tokens-file entry written principal:token:role
+	// printed the token as an "unknown role"; the error names the line.
+	tokensFile := filepath.Join(t.TempDir(), "tokens")
+	require.NoError(t, os.WriteFile(tokensFile, []byte("# admins\nroot:admin:root-token-0123456789abcdef\nleak:SECRET-TOKENS-VALUE-0123456789:viewer\n"), 0o600))
+	cmd = exec.Command(filepath.Join(dir, "vcfsm"), "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--tokens-file", tokensFile)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "VCFSM_SERVICE_TOKEN="+secretEnv["VCFSM_SERVICE_TOKEN"])
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	require.Contains(t, string(out), "--tokens-file "+tokensFile+": line 3: the second field is not a role")
 	require.Empty(t, secretsIn(string(out)), "%s", out)
 }
 

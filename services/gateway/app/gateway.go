@@ -24,6 +24,7 @@ import (
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/platform/auth"
+	"github.com/vcfsm/vcfsm/platform/echo"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/observability"
 )
@@ -186,11 +187,15 @@ func errorHandler(log *slog.Logger, maxBody int64) runtime.ErrorHandlerFunc {
 			writeError(w, http.StatusRequestEntityTooLarge, codes.InvalidArgument, bodyTooLarge(maxBody))
 			return
 		}
-		if s := runtime.HTTPStatusFromCode(statusCode(err)); s == http.StatusUnauthorized {
+		switch runtime.HTTPStatusFromCode(statusCode(err)) {
+		case http.StatusUnauthorized:
 			w.Header().Set("WWW-Authenticate", `Bearer realm="vcf-service-manager"`)
+		case http.StatusTooManyRequests:
+			// A busy peer (the renderer's queue) asks to come back soon.
+			w.Header().Set("Retry-After", "1")
 		}
 		recordCall(ctx)
-		log.DebugContext(ctx, "request failed", "method", r.Method, "path", r.URL.Path, "error", err)
+		log.DebugContext(ctx, "request failed", "method", echo.Cut(r.Method, 32), "path", echo.Cut(r.URL.Path, echo.MaxValue), "error", err)
 		runtime.DefaultHTTPErrorHandler(ctx, mux, m, w, r, restQueryError(err))
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/vcfsm/vcfsm/platform/echo"
 )
 
 // restNames is the one table from a request message's field (its proto
@@ -61,7 +63,7 @@ func restQueryError(err error) error {
 	}
 	msg := st.Message()
 	if m := tooMany.FindStringSubmatch(msg); m != nil {
-		return status.Errorf(codes.InvalidArgument, "query parameter %s is given more than once (%s): give it once", restName(m[1]), m[2])
+		return status.Errorf(codes.InvalidArgument, "query parameter %s is given more than once (%s): give it once", restName(m[1]), echo.Cut(m[2], echo.MaxValue))
 	}
 	m := parsingField.FindStringSubmatch(msg)
 	if m == nil {
@@ -72,11 +74,13 @@ func restQueryError(err error) error {
 		kind, value, why := c[1], c[2], c[3]
 		switch {
 		case kind == "Bool":
-			return status.Errorf(codes.InvalidArgument, "query parameter %s: %q is not a boolean: use true or false", name, value)
+			return status.Errorf(codes.InvalidArgument, "query parameter %s: %s is not a boolean: use true or false", name, echo.Quote(value))
+		case why == "value out of range" && len(value) > echo.MaxValue:
+			return status.Errorf(codes.InvalidArgument, "query parameter %s: a number of %d digits is out of range", name, len(value))
 		case why == "value out of range":
 			return status.Errorf(codes.InvalidArgument, "query parameter %s: %s is out of range", name, value)
 		default:
-			return status.Errorf(codes.InvalidArgument, "query parameter %s: %q is not a number", name, value)
+			return status.Errorf(codes.InvalidArgument, "query parameter %s: %s is not a number", name, echo.Quote(value))
 		}
 	}
 	return status.Errorf(codes.InvalidArgument, "query parameter %s: %s", name, cause)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/grpc-ecosystem/grpc-gateway/v2/runtime"
@@ -40,6 +41,10 @@ func TestQueryParameterErrorsUseRESTNames(t *testing.T) {
 		{get, "signatures=on", `query parameter signatures: "on" is not a boolean: use true or false`},
 		{func() proto.Message { return &lifecyclev1.DeleteServiceRequest{} }, "forceDelete=yes", `query parameter forceDelete: "yes" is not a boolean: use true or false`},
 		{func() proto.Message { return &lifecyclev1.RenderEffectiveValuesRequest{} }, "expanded=y", `query parameter expanded: "y" is not a boolean: use true or false`},
+		// Over-long values are cut and measured, not echoed (issue 25 §8).
+		{list, "page=" + strings.Repeat("x", 5000), `query parameter page: "` + strings.Repeat("x", 224) + `"… (5000 bytes) is not a number`},
+		{list, "page=" + strings.Repeat("9", 5000), `query parameter page: a number of 5000 digits is out of range`},
+		{list, "sortAsc=" + strings.Repeat("s", 5000) + "&sortAsc=b", `query parameter sortAsc is given more than once (` + strings.Repeat("s", 256) + `… (message cut: 5003 bytes)): give it once`},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {

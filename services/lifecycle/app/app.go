@@ -24,8 +24,10 @@ import (
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
+	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/observability"
+	"github.com/vcfsm/vcfsm/platform/seal"
 	"github.com/vcfsm/vcfsm/platform/store"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/platform/store/etcdstore"
@@ -48,6 +50,10 @@ type Config struct {
 	DataDir string
 	// AllowInsecureSources permits http:// bundle sources.
 	AllowInsecureSources bool
+	// SourceRedirectHosts are hosts ("host" or "host:port") a download
+	// may be redirected to besides the source's own: mirrors, a
+	// registry's blob storage.
+	SourceRedirectHosts []string
 	// Addresses of the peer services.
 	CompatibilityAddr string
 	RendererAddr      string
@@ -92,7 +98,7 @@ type Config struct {
 	// SignatureKeys are comma-separated PEM public key files trusted to
 	// sign bundles.
 	SignatureKeys string
-	// EncryptionKeyFile is the keyring sealing Secret resources; empty
+	// EncryptionKeyFile is the keyring sealing value layers and resources; empty
 	// means a development key generated in DataDir.
 	EncryptionKeyFile string
 	// TargetDriver is "simulator" (the default) or "kubernetes":
@@ -145,6 +151,14 @@ func stallBounds(s depot.Stall) depot.Stall {
 func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the embedded store, bundles and the development token")
 	fs.BoolVar(&c.AllowInsecureSources, "allow-insecure-sources", false, "accept http:// bundle sources and plain-HTTP registries")
+	fs.Func("source-redirect-hosts", "comma-separated hosts (host or host:port) a bundle download may be redirected to besides the source's own host, e.g. a mirror or a registry's blob storage; other redirects are refused", func(v string) error {
+		for _, h := range strings.Split(v, ",") {
+			if h = strings.TrimSpace(h); h != "" {
+				c.SourceRedirectHosts = append(c.SourceRedirectHosts, h)
+			}
+		}
+		return nil
+	})
 	fs.StringVar(&c.CompatibilityAddr, "compatibility", "127.0.0.1:9092", "compatibility service gRPC address: host:port or dns:///name:port (every address the name resolves to) or a comma-separated host:port list; calls go round-robin to the instances reporting SERVING")
 	fs.StringVar(&c.RendererAddr, "renderer", "127.0.0.1:9093", "renderer service gRPC address(es), as for --compatibility")
 	fs.StringVar(&c.PrecheckAddr, "precheck", "127.0.0.1:9094", "precheck service gRPC address(es), as for --compatibility")
@@ -168,7 +182,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	c.Etcd.RegisterFlags(fs)
 	fs.DurationVar(&c.OwnerTTL, "owner-ttl", DefaultOwnerTTL, "with --store=etcd: lease of a replica's ownership of an operation and of the controllers; a dead or cut-off replica's work is taken over after it")
 	fs.StringVar(&c.SignatureKeys, "signature-keys", "", "comma-separated PEM public keys trusted to sign bundles (cosign); with keys, isValid means verified and activating with accepted.signatures needs a verified signature")
-	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing rendered Secrets at rest (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600. Default: a key generated into <data-dir>/encryption-key")
+	fs.StringVar(&c.EncryptionKeyFile, "encryption-key-file", "", "keyring sealing at rest every value that can hold a secret, value layers and rendered resources (AES-256-GCM): lines ID:BASE64(32 bytes), the first seals, all open; mode 0600; replicas on one etcd share it. Default: a key generated into <data-dir>/encryption-key")
 }
 
 // openStore opens the configured entity store, timed and counted.
@@ -227,6 +241,11 @@ type Service struct {
 	handler *server.Handler
 	log     *slog.Logger
 	wait    func()
+	// repo and keys: the store's entities and the keyring sealing them at
+	// rest (Start re-seals in the background).
+	repo          *storage.Repo
+	keys          *seal.Keyring
+	resealMetrics resealMetrics
 	// minRevisionWait: Config.MinRevisionWait.
 	minRevisionWait time.Duration
 }
@@ -243,18 +262,19 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	if s.store, err = openStore(ctx, cfg, tel, log); err != nil {
 		return nil, err
 	}
-	repo, err := storage.NewRepo(ctx, s.store)
+	if s.keys, err = loadKeyring(cfg, log); err != nil {
+		return nil, err
+	}
+	repo, err := storage.NewSealedRepo(ctx, s.store, s.keys)
 	if err != nil {
 		return nil, err
 	}
-	if err := sealSecrets(ctx, cfg, repo, log); err != nil {
-		return nil, err
-	}
+	s.repo, s.resealMetrics = repo, newResealMetrics(tel)
 	if err := s.openTargets(cfg); err != nil {
 		return nil, err
 	}
 	fetcher, err := depot.NewFetcher(depot.Config{Dir: filepath.Join(cfg.DataDir, "bundles"), RootCAs: cfg.SourceRootCAs,
-		AllowInsecure: cfg.AllowInsecureSources, Limits: depot.Limits{
+		AllowInsecure: cfg.AllowInsecureSources, RedirectHosts: cfg.SourceRedirectHosts, Limits: depot.Limits{
 			MaxDownloadBytes: cfg.BundleLimits.MaxDownloadBytes, MaxBundleBytes: cfg.BundleLimits.MaxBundleBytes,
 			MaxFiles: cfg.BundleLimits.MaxFiles, MaxFileBytes: cfg.BundleLimits.MaxFileBytes,
 		}, Stall: stallBounds(cfg.DownloadStall)})
@@ -348,7 +368,10 @@ func (s *Service) dialPeers(cfg Config, tel *observability.Telemetry) (lifecycle
 	dial := func(addr, service string) (*grpc.ClientConn, error) {
 		// Every instance behind addr gets calls, round-robin, while its
 		// health reports the service SERVING (grpcx.DialService).
-		conn, err := grpcx.DialService(addr, service, cfg.PeerToken, append(append([]grpc.DialOption(nil), cfg.PeerDialOptions...), tel.DialOptions()...)...)
+		// Peers learn which REST caller a call serves (the renderer
+		// shares its workers among them).
+		opts := append(append([]grpc.DialOption{grpc.WithChainUnaryInterceptor(auth.OnBehalfOfUnaryClientInterceptor)}, cfg.PeerDialOptions...), tel.DialOptions()...)
+		conn, err := grpcx.DialService(addr, service, cfg.PeerToken, opts...)
 		if err == nil {
 			s.conns = append(s.conns, conn)
 			s.peers = append(s.peers, peer{addr: addr, service: service, health: healthpb.NewHealthClient(conn)})
@@ -412,7 +435,7 @@ func LoadInventory(file string) (*commonv1.Inventory, error) {
 func (s *Service) Register(srv *grpcx.Server) {
 	lifecyclev1.RegisterLifecycleServiceServer(srv, s.handler)
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, server.ErrorTable)
-	srv.InterceptUnary(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.handler.Revisions(s.minRevisionWait))
+	srv.InterceptUnary(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.handler.Interceptor(s.minRevisionWait))
 	srv.SetReadiness(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.ready)
 }
 
@@ -423,7 +446,15 @@ func (s *Service) Start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.wait = wait
+	resealed := make(chan struct{})
+	go func() {
+		defer close(resealed)
+		reseal(ctx, s.repo, s.keys, s.resealMetrics, s.log)
+	}()
+	s.wait = func() {
+		wait()
+		<-resealed
+	}
 	return nil
 }
 

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/vcfsm/vcfsm/platform/seal"
 	"github.com/vcfsm/vcfsm/platform/store/boltstore"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
@@ -47,7 +48,17 @@ func Seed(ctx context.Context, dataDir string, spec Spec) error {
 		return err
 	}
 	defer func() { _ = st.Close() }()
-	repo, err := storage.NewRepo(ctx, st)
+	// Sealed with the data directory's development key, as the service
+	// would have sealed them: a start finds nothing to re-seal.
+	keyFile, _, err := seal.EnsureDevKey(dataDir)
+	if err != nil {
+		return err
+	}
+	keys, err := seal.LoadFile(keyFile)
+	if err != nil {
+		return err
+	}
+	repo, err := storage.NewSealedRepo(ctx, st, keys)
 	if err != nil {
 		return err
 	}
@@ -76,6 +87,10 @@ func Seed(ctx context.Context, dataDir string, spec Spec) error {
 		if err := sim.Load(ctx, objs); err != nil {
 			return fmt.Errorf("seed targets %d..: %w", from, err)
 		}
+	}
+	// Marks the store as sealed by the key (nothing is rewritten).
+	if _, err := repo.Reseal(ctx); err != nil {
+		return fmt.Errorf("mark the seeded store sealed: %w", err)
 	}
 	return nil
 }

@@ -38,6 +38,10 @@ type Config struct {
 	Isolation string
 	// Workers is the number of worker processes.
 	Workers int
+	// Queue is how many renders may wait for a worker (0: four per
+	// worker); one principal holds at most half the workers and half the
+	// queue, and a render beyond is refused (REST 429).
+	Queue int
 	// Timeout bounds the wall time of one render.
 	Timeout time.Duration
 	// MemoryLimit bounds the memory of one worker.
@@ -66,6 +70,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	*c = DefaultConfig()
 	fs.StringVar(&c.Isolation, "render-isolation", c.Isolation, "where bundle templates run: process (worker processes bounded by --render-timeout and --render-memory-limit) or in-process (no bounds; development only)")
 	fs.IntVar(&c.Workers, "render-workers", c.Workers, "number of render worker processes, i.e. renders in parallel")
+	fs.IntVar(&c.Queue, "render-queue", c.Queue, "renders that may wait for a worker (0: four per worker); one caller may hold at most half the workers and half the queue, renders beyond are refused (REST 429)")
 	fs.DurationVar(&c.Timeout, "render-timeout", c.Timeout, "longest time one render may take before its worker is killed")
 	fs.Var(&c.MemoryLimit, "render-memory-limit", "most memory one render worker may use before it is killed, e.g. 512MiB")
 	fs.IntVar(&c.CacheSize, "render-cache-size", c.CacheSize, "number of parsed bundles kept per worker, keyed by digest")
@@ -129,6 +134,7 @@ func New(_ context.Context, cfg Config, log *slog.Logger) (*Service, error) {
 		}
 		pool, err := sandbox.New(sandbox.Config{
 			Workers:        cfg.Workers,
+			Queue:          cfg.Queue,
 			Timeout:        cfg.Timeout,
 			MemoryLimit:    int64(cfg.MemoryLimit),
 			CacheSize:      cfg.CacheSize,

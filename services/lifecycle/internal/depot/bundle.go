@@ -63,6 +63,7 @@ type Config struct {
 	Limits        Limits         // zero fields take the defaults
 	HTTPTimeout   time.Duration  // default 10 min overall per Fetch (download, extraction and inspection)
 	Stall         Stall          // when a transfer that makes no progress is given up; zero fields take the defaults
+	RedirectHosts []string       // hosts ("host" or "host:port") downloads may be redirected to besides the source's own (redirect.go)
 }
 
 // Fetcher fetches bundles into a content-addressed store. It is safe for

@@ -25,7 +25,7 @@ func newHTTPClient(cfg Config) (http.RoundTripper, *http.Client) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.TLSClientConfig = &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12}
 	base.ResponseHeaderTimeout = time.Minute
-	t := &stallTransport{base: base, limit: cfg.Stall.withDefaults()}
+	t := &stallTransport{base: &redirectTransport{base: base, allowed: cfg.RedirectHosts}, limit: cfg.Stall.withDefaults()}
 	client := &http.Client{
 		Transport: t,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {

@@ -35,6 +35,16 @@ func TestBounds(t *testing.T) {
 	_, err = Parse(strings.Repeat("(", MaxDepth+1)+strings.Repeat("x", 2000), nil)
 	require.Error(t, err)
 	require.Less(t, len(err.Error()), 400, "error: %s", err)
+
+	// Callers name unknown selectors: one longer than any field is
+	// refused here, measured, not repeated (issue 25 §8).
+	_, err = Parse(strings.Repeat("s", 4000)+"==x", nil)
+	require.ErrorIs(t, err, ErrSyntax)
+	require.ErrorContains(t, err, "a selector of 4000 bytes, more than the limit of 256")
+	require.Less(t, len(err.Error()), 400, "error: %s", err)
+	_, err = Parse("a="+strings.Repeat("q", 3000)+"=b", nil)
+	require.ErrorContains(t, err, "unsupported operator")
+	require.Less(t, len(err.Error()), 600, "error: %s", err)
 }
 
 // FuzzParseNesting feeds arbitrary and deeply nested expressions: the parser must

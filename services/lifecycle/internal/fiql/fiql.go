@@ -16,6 +16,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/vcfsm/vcfsm/platform/echo"
 )
 
 // ErrSyntax reports a malformed expression; the message says where.
@@ -30,6 +32,10 @@ const (
 	// MaxDepth is the deepest nesting of parentheses accepted.
 	MaxDepth = 32
 )
+
+// MaxSelector bounds a selector (a field name, labels.<key>): label keys
+// are at most 253 characters.
+const MaxSelector = 256
 
 // quoteLimit bounds how much of the input an error message echoes.
 const quoteLimit = 64
@@ -316,6 +322,11 @@ func (p *parser) constraint() (Node, error) {
 	if sel == "" {
 		return nil, p.errorf("expected a selector (a field name such as status or labels.team)")
 	}
+	if len(sel) > MaxSelector {
+		// Callers name unknown selectors in their errors: one this long
+		// is no field, and is not repeated.
+		return nil, p.errorf("a selector of %d bytes, more than the limit of %d", len(sel), MaxSelector)
+	}
 	op, err := p.operator()
 	if err != nil {
 		return nil, err
@@ -340,7 +351,7 @@ func (p *parser) operator() (Op, error) {
 	}
 	if strings.HasPrefix(rest, "=") {
 		if end := strings.Index(rest[1:], "="); end >= 0 {
-			return "", p.errorf("unsupported operator %q: use ==, !=, =lt=, =le=, =gt= or =ge=", rest[:end+2])
+			return "", p.errorf("unsupported operator %s: use ==, !=, =lt=, =le=, =gt= or =ge=", echo.Quote(rest[:end+2]))
 		}
 	}
 	return "", p.errorf("expected an operator (==, !=, =lt=, =le=, =gt=, =ge=)")

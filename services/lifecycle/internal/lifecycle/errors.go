@@ -23,7 +23,19 @@ var (
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrUnavailable: a dependency (another service, a target) is down.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrOverloaded: a dependency is busy (the renderer's queue is full,
+	// or the caller holds its share of it): the caller retries later
+	// (REST 429). It is an ErrUnavailable too, so operations retry it
+	// like a peer that is down.
+	ErrOverloaded error = overloadedError{}
 )
+
+type overloadedError struct{}
+
+func (overloadedError) Error() string { return "busy: retry later" }
+
+// Is makes a busy dependency an unavailable one as well.
+func (overloadedError) Is(target error) bool { return target == ErrUnavailable }
 
 // InvalidArgument reports cause, prefixed with what, as ErrInvalidArgument.
 // It keeps only cause's text, on purpose: what cause wraps (a cancelled or

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -30,7 +31,10 @@ func New(compatibility, renderer, precheck grpc.ClientConnInterface) lifecycle.P
 
 // peerError turns a peer service's gRPC error into a domain error, keeping
 // its message: a bad bundle or bad values is the caller's problem (400), a
-// peer that is down is ErrUnavailable.
+// peer that is down is ErrUnavailable, a peer that says to retry later
+// (ResourceExhausted with a RetryInfo: the renderer's queue) is
+// ErrOverloaded. A ResourceExhausted without one is a render stopped at
+// its memory bound: the bundle's problem.
 func peerError(peer string, err error) error {
 	if err == nil {
 		return nil
@@ -42,6 +46,9 @@ func peerError(peer string, err error) error {
 	if !ok {
 		return fmt.Errorf("%s: %w", peer, err)
 	}
+	if st.Code() == codes.ResourceExhausted && retryLater(st) {
+		return fmt.Errorf("%s: %s: %w", peer, st.Message(), lifecycle.ErrOverloaded)
+	}
 	switch st.Code() {
 	case codes.InvalidArgument, codes.FailedPrecondition, codes.OutOfRange, codes.ResourceExhausted, codes.DeadlineExceeded:
 		return fmt.Errorf("%s: %s: %w", peer, st.Message(), lifecycle.ErrInvalidArgument)
@@ -51,4 +58,14 @@ func peerError(peer string, err error) error {
 		return fmt.Errorf("%s: %s: %w", peer, st.Message(), lifecycle.ErrNotFound)
 	}
 	return fmt.Errorf("%s: %s (%s)", peer, st.Message(), st.Code())
+}
+
+// retryLater reports a status carrying a google.rpc.RetryInfo.
+func retryLater(st *status.Status) bool {
+	for _, d := range st.Details() {
+		if _, ok := d.(*errdetails.RetryInfo); ok {
+			return true
+		}
+	}
+	return false
 }

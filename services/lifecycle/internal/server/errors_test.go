@@ -30,6 +30,8 @@ func TestErrorTable(t *testing.T) {
 		{context.Canceled, codes.Canceled, ""},
 		{fmt.Errorf("wrapped: %w", context.DeadlineExceeded), codes.DeadlineExceeded, ""},
 		{errors.New("disk on fire"), codes.Internal, ""},
+		// A busy peer is 429, not 503, and says when to come back.
+		{fmt.Errorf("renderer: queue full: retry later: %w", lifecycle.ErrOverloaded), codes.ResourceExhausted, "renderer: queue full: retry later"},
 	}
 	for _, c := range cases {
 		t.Run(c.err.Error(), func(t *testing.T) {

@@ -30,6 +30,8 @@ type Handler struct {
 	views viewCache
 	// revHeader is the revision header the answers carry (Revisions).
 	revHeader revisionHeader
+	// secrets keeps each service's secrets per revision (redact.go).
+	secrets secretsCache
 }
 
 // NewHandler adapts a manager.
@@ -90,7 +92,11 @@ func (h *Handler) GetService(ctx context.Context, req *lifecyclev1.GetServiceReq
 		return nil, err
 	}
 	x := extras{metadata: req.GetMetadata(), pkg: req.GetPackage(), state: req.GetState(), inventory: req.GetInventory(), signatures: req.GetSignatures()}
-	v, err := h.views.view(ctx, newReadModel(h.m, h.sigs, x), svc)
+	var hide *secrets
+	if !canSeeSecrets(ctx) {
+		hide = h.secretsOf(ctx, svc.ID, lifecycle.RenderInput{})
+	}
+	v, err := h.views.view(ctx, newReadModel(h.m, h.sigs, x), svc, hide)
 	if err != nil {
 		return nil, err
 	}
@@ -320,9 +326,19 @@ func (h *Handler) ListServiceHistory(ctx context.Context, req *lifecyclev1.ListS
 
 // WatchService implements the server-streaming watch.
 func (h *Handler) WatchService(req *lifecyclev1.WatchServiceRequest, stream lifecyclev1.LifecycleService_WatchServiceServer) error {
-	return h.m.Watch(stream.Context(), req.GetId(), req.GetUntil(), func(e reads.Event) error {
-		return stream.Send(&lifecyclev1.WatchServiceResponse{Id: e.ID, Status: e.Status, Phase: e.Phase, LifecycleState: e.LifecycleState,
-			Version: e.Version, Revision: e.Revision, Time: e.Time.Format(time.RFC3339Nano), Deleted: e.Deleted, Operation: progressProto(e.Progress)})
+	if err := checkParams(req); err != nil {
+		return err
+	}
+	ctx := stream.Context()
+	hide := !canSeeSecrets(ctx)
+	return h.m.Watch(ctx, req.GetId(), req.GetUntil(), func(e reads.Event) error {
+		out := &lifecyclev1.WatchServiceResponse{Id: e.ID, Status: e.Status, Phase: e.Phase, LifecycleState: e.LifecycleState,
+			Version: e.Version, Revision: e.Revision, Time: e.Time.Format(time.RFC3339Nano), Deleted: e.Deleted, Operation: progressProto(e.Progress)}
+		if hide && out.GetOperation() != nil {
+			// A step's message may quote what failed (a value).
+			h.secretsOf(ctx, e.ID, lifecycle.RenderInput{}).message(out.ProtoReflect())
+		}
+		return stream.Send(out)
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/vcfsm/vcfsm/platform/echo"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 )
 
@@ -53,7 +54,7 @@ func (h *Handler) waitMinRevision(ctx context.Context, wait time.Duration) error
 	}
 	rev, err := strconv.ParseInt(vals[0], 10, 64)
 	if err != nil || rev < 0 {
-		return invalid("X-Vcfsm-Min-Revision %q is not a store revision: send back the X-Vcfsm-Revision of an earlier answer", vals[0])
+		return invalid("X-Vcfsm-Min-Revision %s is not a store revision: send back the X-Vcfsm-Revision of an earlier answer", echo.Quote(vals[0]))
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()

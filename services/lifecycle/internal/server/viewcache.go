@@ -41,18 +41,26 @@ type viewKey struct {
 	upgrade        string
 	x              extras
 	validationTime string
+	// hidden are the secrets hidden from the view (nil: none): a viewer's
+	// view is another view (redact.go).
+	hidden *secrets
 }
 
-// view returns the service's view, from the cache when it holds it.
-func (c *viewCache) view(ctx context.Context, rm *readModel, svc *lifecycle.Service) (*lifecyclev1.VcfService, error) {
+// view returns the service's view, from the cache when it holds it, with
+// hide's secrets hidden (nil: none).
+func (c *viewCache) view(ctx context.Context, rm *readModel, svc *lifecycle.Service, hide *secrets) (*lifecyclev1.VcfService, error) {
 	if rm.x.state || rm.x.inventory || rm.x.pkg || svc.Revision == 0 {
-		return rm.view(ctx, svc)
+		v, err := rm.view(ctx, svc)
+		if err == nil && hide != nil {
+			hide.hideView(v)
+		}
+		return v, err
 	}
 	next, err := rm.availableUpgrade(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
-	key := viewKey{id: svc.ID, revision: svc.Revision, x: rm.x}
+	key := viewKey{id: svc.ID, revision: svc.Revision, x: rm.x, hidden: hide}
 	if next != nil {
 		key.upgrade = next.Version
 	}
@@ -68,6 +76,9 @@ func (c *viewCache) view(ctx context.Context, rm *readModel, svc *lifecycle.Serv
 	v, err = rm.view(ctx, svc)
 	if err != nil {
 		return nil, err
+	}
+	if hide != nil {
+		hide.hideView(v)
 	}
 	// A view built in the next second says so: it is not this key's. A
 	// bundle still downloading is not in the record: keep no view without

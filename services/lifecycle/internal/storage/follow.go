@@ -53,7 +53,7 @@ func (r *Repo) Follow(ctx context.Context, changed func(id string, svc *lifecycl
 			r.apply(c.Key, nil, changed)
 			return
 		}
-		svc, err := decodeService(c.Record)
+		svc, err := decodeService(r.keys, c.Record)
 		if err != nil {
 			return // a record this version cannot read stays as it was
 		}
@@ -66,7 +66,7 @@ func (r *Repo) Follow(ctx context.Context, changed func(id string, svc *lifecycl
 func (r *Repo) reset(recs []store.Record, changed func(string, *lifecycle.Service)) {
 	fresh := make(map[string]*lifecycle.Service, len(recs))
 	for _, rec := range recs {
-		if svc, err := decodeService(rec); err == nil {
+		if svc, err := decodeService(r.keys, rec); err == nil {
 			fresh[svc.ID] = svc
 		}
 	}

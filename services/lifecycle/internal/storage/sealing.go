@@ -11,12 +11,15 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
 
-// SealSecrets makes the repository encrypt Secret resources (their
-// rendered data) at rest with keys; call before use.
+// SealSecrets makes the repository seal at rest with keys (sealed.go);
+// call before use, then Refresh: the service cache was read with the keys
+// it had.
 func (r *Repo) SealSecrets(keys *seal.Keyring) { r.keys = keys }
 
-// sealed reports which resources are encrypted at rest.
-func sealed(res *lifecycle.Resource) bool { return res.Kind == "Secret" }
+// sealed reports which resources are encrypted at rest: all of them. A
+// Secret holds secrets by definition, and every other kind is rendered
+// from the service's values, any of which may be one.
+func sealed(*lifecycle.Resource) bool { return true }
 
 func sealResource(keys *seal.Keyring, res *lifecycle.Resource, key string, raw []byte) ([]byte, error) {
 	if keys == nil || !sealed(res) {
@@ -36,11 +39,11 @@ func openRecord(keys *seal.Keyring, rec store.Record) ([]byte, string, error) {
 		return rec.Value, "", nil
 	}
 	if keys == nil {
-		return nil, "", fmt.Errorf("resource %s is encrypted at rest and no encryption key is configured (--encryption-key-file)", rec.Key)
+		return nil, "", fmt.Errorf("%s is encrypted at rest and no encryption key is configured (--encryption-key-file)", rec.Key)
 	}
 	plain, id, err := keys.Open(rec.Value, []byte(rec.Key))
 	if err != nil {
-		return nil, id, fmt.Errorf("resource %s: %w", rec.Key, err)
+		return nil, id, fmt.Errorf("%s: %w", rec.Key, err)
 	}
 	return plain, id, nil
 }
@@ -49,17 +52,20 @@ func openRecord(keys *seal.Keyring, rec store.Record) ([]byte, string, error) {
 // --max-txn-ops is 128 by default).
 const resealBatch = 100
 
-// Reseal rewrites every Secret resource not sealed by the primary key:
+// Reseal rewrites every sealed record not sealed by the primary key:
 // plain ones (encryption just turned on, or an older store) and ones
-// sealed by an older key (after a rotation). It returns how many it
-// rewrote. Resources are scanned read-only and only services with something to re-seal are
-// written: a start with ten thousand services must not commit ten
-// thousand transactions.
+// sealed by an older key (after a rotation): services' value layers and
+// resources. It returns how many it rewrote. Records are scanned
+// read-only and only what is stale is written: a start with ten thousand
+// services must not commit ten thousand transactions. It runs while the
+// service serves (the old keys still open what is not re-sealed yet);
+// writers racing it are fine: each record is re-read in the transaction
+// that re-seals it.
 func (r *Repo) Reseal(ctx context.Context) (int, error) {
 	if r.keys == nil {
 		return 0, nil
 	}
-	// Once every Secret is sealed by the primary key the scan is not
+	// Once everything is sealed by the primary key the scan is not
 	// repeated at each start: the marker names the key it was done for.
 	if rec, err := r.s.Get(ctx, BucketPlatform, keySealedBy); err == nil && string(rec.Value) == r.keys.Primary() {
 		return 0, nil
@@ -75,22 +81,29 @@ func (r *Repo) Reseal(ctx context.Context) (int, error) {
 	return n, err
 }
 
-// keySealedBy (platform bucket) names the key every Secret was last
-// re-sealed with.
-const keySealedBy = "sealed-by"
+// keySealedBy (platform bucket) names the key every record was last
+// re-sealed with. (Its name changed when value layers and every resource
+// kind came to be sealed, not only Secrets: a store marked by the older
+// marker is scanned again.)
+const keySealedBy = "sealed-all-by"
 
 func (r *Repo) reseal(ctx context.Context) (int, error) {
 	n := 0
 	for _, svc := range r.Services(ctx) {
+		done, err := r.resealService(ctx, svc.ID)
+		n += done
+		if err != nil {
+			return n, fmt.Errorf("re-seal service %s: %w", svc.ID, err)
+		}
 		recs, err := r.s.List(ctx, BucketResources, svc.ID+"|")
 		if err != nil {
-			return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
+			return n, fmt.Errorf("re-seal the resources of %s: %w", svc.ID, err)
 		}
 		var stale []store.Record
 		for _, rec := range recs {
 			res, err := r.staleSeal(rec)
 			if err != nil {
-				return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
+				return n, fmt.Errorf("re-seal the resources of %s: %w", svc.ID, err)
 			}
 			if res != nil {
 				stale = append(stale, rec)
@@ -104,11 +117,63 @@ func (r *Repo) reseal(ctx context.Context) (int, error) {
 			done, err := r.resealRecords(ctx, batch)
 			n += done
 			if err != nil {
-				return n, fmt.Errorf("re-seal the Secrets of %s: %w", svc.ID, err)
+				return n, fmt.Errorf("re-seal the resources of %s: %w", svc.ID, err)
 			}
 		}
 	}
 	return n, nil
+}
+
+// resealService seals a service's value layers again when they are not
+// sealed by the primary key; 1 when it did.
+func (r *Repo) resealService(ctx context.Context, id string) (int, error) {
+	rec, err := r.s.Get(ctx, BucketServices, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	if stale, err := r.staleService(rec); err != nil || !stale {
+		return 0, err
+	}
+	done := 0
+	err = r.Update(ctx, func(ltx lifecycle.Tx) error {
+		done = 0
+		t := ltx.(*tx)
+		rec, err := t.stx.Get(BucketServices, id)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if stale, err := r.staleService(rec); err != nil || !stale {
+			return err
+		}
+		svc, err := decodeService(r.keys, rec)
+		if err != nil {
+			return err
+		}
+		done = 1
+		return t.PutService(svc)
+	})
+	return done, err
+}
+
+// staleService reports a service record whose value layers are not sealed
+// by the primary key.
+func (r *Repo) staleService(rec store.Record) (bool, error) {
+	_, sealedBy, err := decodeSealedService(r.keys, rec)
+	if err != nil {
+		return false, err
+	}
+	for _, id := range sealedBy {
+		if id != r.keys.Primary() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // resealRecords seals the given records again with the primary key, in one

@@ -28,7 +28,8 @@ const keyInventory = "inventory"
 // replicas on one etcd refresh periodically).
 type Repo struct {
 	s store.Store
-	// keys seal Secret resources at rest; nil stores them in the clear.
+	// keys seal value layers and resources at rest (sealed.go); nil
+	// stores them in the clear.
 	keys *seal.Keyring
 
 	mu       sync.RWMutex
@@ -43,9 +44,16 @@ type Repo struct {
 
 var _ lifecycle.Repository = (*Repo)(nil)
 
-// NewRepo wraps a store opened with Schema and loads the service cache.
+// NewRepo wraps a store opened with Schema and loads the service cache;
+// nothing is sealed at rest.
 func NewRepo(ctx context.Context, s store.Store) (*Repo, error) {
-	r := &Repo{s: s}
+	return NewSealedRepo(ctx, s, nil)
+}
+
+// NewSealedRepo is NewRepo sealing every value that can hold a secret
+// with keys (sealed.go); nil keys store them in the clear.
+func NewSealedRepo(ctx context.Context, s store.Store, keys *seal.Keyring) (*Repo, error) {
+	r := &Repo{s: s, keys: keys}
 	if err := r.Refresh(ctx); err != nil {
 		return nil, err
 	}
@@ -60,7 +68,7 @@ func (r *Repo) Refresh(ctx context.Context) error {
 	}
 	m := make(map[string]*lifecycle.Service, len(recs))
 	for _, rec := range recs {
-		svc, err := decodeService(rec)
+		svc, err := decodeService(r.keys, rec)
 		if err != nil {
 			return err
 		}
@@ -280,7 +288,7 @@ func (t *tx) Service(id string) (*lifecycle.Service, error) {
 			return svc, nil
 		}
 	}
-	return decodeService(rec)
+	return decodeService(t.keys, rec)
 }
 
 // cachedAt clones the cached service when it is at revision.
@@ -294,13 +302,19 @@ func (r *Repo) cachedAt(id string, revision int64) *lifecycle.Service {
 }
 
 func (t *tx) PutService(svc *lifecycle.Service) error {
-	raw, err := json.Marshal(svc)
+	raw, err := encodeService(t.keys, svc)
 	if err != nil {
-		return fmt.Errorf("encode service %s: %w", svc.ID, err)
+		return err
 	}
 	expect := svc.Revision
 	if expect == 0 {
 		expect = store.MustNotExist
+	}
+	if t.keys == nil {
+		// Value layers stored in the clear: the next Reseal must scan again.
+		if err := t.stx.Delete(BucketPlatform, keySealedBy, store.AnyRevision); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 	}
 	rev, err := t.stx.Put(BucketServices, svc.ID, raw, expect)
 	if err != nil {
@@ -421,15 +435,6 @@ func (t *tx) PutInventory(inv *lifecycle.Inventory) error {
 	}
 	_, err = t.stx.Put(BucketPlatform, keyInventory, raw, store.AnyRevision)
 	return err
-}
-
-func decodeService(rec store.Record) (*lifecycle.Service, error) {
-	var svc lifecycle.Service
-	if err := json.Unmarshal(rec.Value, &svc); err != nil {
-		return nil, fmt.Errorf("decode service %s: %w", rec.Key, err)
-	}
-	svc.Revision = rec.Revision
-	return &svc, nil
 }
 
 func decodeResources(keys *seal.Keyring, recs []store.Record) ([]*lifecycle.Resource, error) {

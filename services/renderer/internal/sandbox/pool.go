@@ -46,6 +46,10 @@ var (
 type Config struct {
 	// Workers is the number of worker processes (renders in parallel).
 	Workers int
+	// Queue is how many renders may wait for a worker (0: four per
+	// worker); beyond it, and beyond a principal's half of it, a render
+	// is refused with ErrBusy (admission.go).
+	Queue int
 	// Timeout bounds the wall time of one render.
 	Timeout time.Duration
 	// MemoryLimit bounds a worker's resident memory, in bytes; the worker's
@@ -77,6 +81,8 @@ type Pool struct {
 	log  *slog.Logger
 	exe  string
 	idle chan *worker
+	// admit shares the workers fairly among principals.
+	admit *admission
 	// bundles keeps the files of recently seen bundles, so that a request
 	// may name a cached digest without its files.
 	bundles *lru.Cache[string, []*commonv1.BundleFile]
@@ -108,6 +114,12 @@ func New(cfg Config) (*Pool, error) {
 	if cfg.CacheSize < 1 {
 		return nil, fmt.Errorf("render cache size must be at least 1, got %d", cfg.CacheSize)
 	}
+	if cfg.Queue == 0 {
+		cfg.Queue = 4 * cfg.Workers
+	}
+	if cfg.Queue < 0 {
+		return nil, fmt.Errorf("render queue must not be negative, got %d", cfg.Queue)
+	}
 	if os.Getenv(workerEnv) != "" {
 		// A worker binary without the hook got as far as starting its own
 		// pool: stop here instead of spawning workers recursively.
@@ -133,6 +145,7 @@ func New(cfg Config) (*Pool, error) {
 		log:     log,
 		exe:     exe,
 		idle:    make(chan *worker, cfg.Workers),
+		admit:   newAdmission(cfg.Workers, cfg.Queue),
 		bundles: bundles,
 		live:    map[*worker]bool{},
 		closed:  make(chan struct{}),
@@ -205,6 +218,11 @@ func (p *Pool) call(ctx context.Context, kind byte, req proto.Message, bundle *c
 			return err
 		}
 	}
+	principal := principalOf(ctx)
+	if err := p.admit.enter(ctx, principal); err != nil {
+		return err
+	}
+	defer p.admit.leave(principal)
 	w, err := p.acquire(ctx)
 	if err != nil {
 		return err

@@ -2,10 +2,12 @@ package server
 
 import (
 	"errors"
+	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/vcfsm/vcfsm/platform/grpcerr"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/render"
@@ -26,12 +28,27 @@ var ErrorTable = grpcerr.Table{
 	{Err: sandbox.ErrMemoryLimit, Code: codes.ResourceExhausted},
 	{Err: sandbox.ErrWorkerCrashed, Code: codes.Internal},
 	{Err: sandbox.ErrClosed, Code: codes.Unavailable},
+	// The queue is full or the caller holds its share: retry later. The
+	// answer carries a google.rpc.RetryInfo (withDetails), which tells it
+	// from a render stopped at its memory bound.
+	{Err: sandbox.ErrBusy, Code: codes.ResourceExhausted},
 }
+
+// busyRetry is the delay a refused render is told to wait.
+const busyRetry = time.Second
 
 // withDetails adds a google.rpc.BadRequest listing every violation to an
 // InvalidArgument domain error, for callers that want the fields rather
-// than the message. The code still comes from ErrorTable.
+// than the message, and a google.rpc.RetryInfo to a busy refusal. The
+// code still comes from ErrorTable.
 func withDetails(err error) error {
+	if errors.Is(err, sandbox.ErrBusy) {
+		st, detailErr := status.New(codes.ResourceExhausted, err.Error()).WithDetails(&errdetails.RetryInfo{RetryDelay: durationpb.New(busyRetry)})
+		if detailErr != nil {
+			return err
+		}
+		return st.Err()
+	}
 	var re *render.Error
 	if err == nil || !errors.As(err, &re) {
 		return err

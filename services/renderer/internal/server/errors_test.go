@@ -75,3 +75,20 @@ func TestOnlyInvalidInputGetsDetails(t *testing.T) {
 		require.Equal(t, err, out)
 	}
 }
+
+// A busy refusal says when to come back (google.rpc.RetryInfo): lifecycle
+// tells it from a render stopped at its memory bound by that.
+func TestBusyCarriesRetryInfo(t *testing.T) {
+	err := withDetails(fmt.Errorf("%w: 8 renders are queued", sandbox.ErrBusy))
+	st := status.Convert(ErrorTable.ToStatus(err))
+	require.Equal(t, codes.ResourceExhausted, st.Code())
+	require.Equal(t, "renderer busy: 8 renders are queued", st.Message())
+	require.Len(t, st.Details(), 1)
+	ri, ok := st.Details()[0].(*errdetails.RetryInfo)
+	require.True(t, ok)
+	require.Equal(t, busyRetry, ri.GetRetryDelay().AsDuration())
+
+	memory := status.Convert(ErrorTable.ToStatus(withDetails(fmt.Errorf("%w: used 600 MiB", sandbox.ErrMemoryLimit))))
+	require.Equal(t, codes.ResourceExhausted, memory.Code())
+	require.Empty(t, memory.Details(), "a render stopped at its bound is not to be retried")
+}

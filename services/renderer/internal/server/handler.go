@@ -9,7 +9,9 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	rendererv1 "github.com/vcfsm/vcfsm/gen/vcfservices/renderer/v1"
+	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/services/renderer/internal/render"
+	"github.com/vcfsm/vcfsm/services/renderer/internal/sandbox"
 )
 
 // Handler implements rendererv1.RendererServiceServer on a render.Renderer
@@ -28,6 +30,13 @@ type Handler struct {
 // grantsCacheSize bounds the access-grant answers kept (each is small).
 const grantsCacheSize = 64
 
+// forCaller names who a render is for (the REST caller a lifecycle
+// request serves, or the calling service), so the worker pool shares its
+// workers fairly among callers.
+func forCaller(ctx context.Context) context.Context {
+	return sandbox.WithPrincipal(ctx, auth.OnBehalfOf(ctx))
+}
+
 // NewHandler builds the handler.
 func NewHandler(r render.Renderer) *Handler {
 	grants, _ := lru.New[[sha256.Size]byte, *rendererv1.RenderAccessGrantsResponse](grantsCacheSize) // errors only for a size < 1
@@ -36,7 +45,7 @@ func NewHandler(r render.Renderer) *Handler {
 
 // RenderEffectiveValues implements rendererv1.RendererServiceServer.
 func (h *Handler) RenderEffectiveValues(ctx context.Context, req *rendererv1.RenderEffectiveValuesRequest) (*rendererv1.RenderEffectiveValuesResponse, error) {
-	resp, err := h.r.RenderEffectiveValues(ctx, req)
+	resp, err := h.r.RenderEffectiveValues(forCaller(ctx), req)
 	if err != nil {
 		return nil, withDetails(err)
 	}
@@ -45,7 +54,7 @@ func (h *Handler) RenderEffectiveValues(ctx context.Context, req *rendererv1.Ren
 
 // RenderResources implements rendererv1.RendererServiceServer.
 func (h *Handler) RenderResources(ctx context.Context, req *rendererv1.RenderResourcesRequest) (*rendererv1.RenderResourcesResponse, error) {
-	resp, err := h.r.RenderResources(ctx, req)
+	resp, err := h.r.RenderResources(forCaller(ctx), req)
 	if err != nil {
 		return nil, withDetails(err)
 	}
@@ -61,7 +70,7 @@ func (h *Handler) RenderAccessGrants(ctx context.Context, req *rendererv1.Render
 			return proto.CloneOf(resp), nil
 		}
 	}
-	resp, err := h.r.RenderAccessGrants(ctx, req)
+	resp, err := h.r.RenderAccessGrants(forCaller(ctx), req)
 	if err != nil {
 		return nil, withDetails(err)
 	}
@@ -73,7 +82,7 @@ func (h *Handler) RenderAccessGrants(ctx context.Context, req *rendererv1.Render
 
 // ApplyOverlay implements rendererv1.RendererServiceServer.
 func (h *Handler) ApplyOverlay(ctx context.Context, req *rendererv1.ApplyOverlayRequest) (*rendererv1.ApplyOverlayResponse, error) {
-	resp, err := h.r.ApplyOverlay(ctx, req)
+	resp, err := h.r.ApplyOverlay(forCaller(ctx), req)
 	if err != nil {
 		return nil, withDetails(err)
 	}
