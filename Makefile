@@ -10,7 +10,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: chromium images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
@@ -30,8 +30,16 @@ build:
 		./services/precheck/cmd/samplehook ./services/lifecycle/cmd/simulator ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
 
 ## test: every unit, contract and end-to-end test of every module
-test: kube-test-bins
+test: kube-test-bins chromium
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test -count=1 -timeout 20m ./...); done
+
+## chromium: the browser the console's end-to-end tests drive (Debian's
+## chromium package, installed with apt-get when no chromium is on PATH; the
+## tests fail, never skip, without it)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
+	@chromium --version
 
 ## images: the compose stack's images, each a static binary FROM scratch
 ## (deploy/Dockerfile): vcfsm/<name>:dev for every service, the simulator,
