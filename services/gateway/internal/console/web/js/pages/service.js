@@ -9,22 +9,22 @@ function section(id, title, ...body) {
   return h('section', { id, 'aria-labelledby': `${id}-h` }, h('h2', { id: `${id}-h` }, title), body);
 }
 
-// resourcesByPlace groups resources per region, then Supervisor.
+// resourcesByPlace groups resources per region, then Supervisor; those
+// of no Supervisor (VCF Automation and vCenter kinds) come last.
 function resourcesByPlace(resources) {
   const groups = new Map();
   for (const r of resources) {
-    const key = `${r.region || '—'}\u0000${r.supervisor || '—'}`;
+    const key = r.supervisor ? `${r.region || '—'} · Supervisor ${r.supervisor}` : '';
     if (!groups.has(key)) groups.set(key, []);
     groups.get(key).push(r);
   }
-  return [...groups.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([key, rs]) => {
-    const [region, supervisor] = key.split('\u0000');
-    return h('div', { class: 'place' }, h('h3', {}, `Region ${region} · Supervisor ${supervisor}`),
-      table(null, ['Type', 'Name', ['Namespace', 'wide'], 'Status', 'Message', ['Owner version', 'wide'], ['Last change', 'wide']],
-        rs.map((r) => h('tr', {}, h('td', {}, r.type), h('td', { class: 'mono' }, r.logicalName || r.name),
-          h('td', { class: 'mono wide' }, r.namespace), h('td', {}, badge(r.status)), h('td', {}, r.message),
-          h('td', { class: 'wide' }, r.ownerVersion), h('td', { class: 'wide' }, when(r.lastModified))))));
-  });
+  const order = ([a], [b]) => (a === '' ? 1 : b === '' ? -1 : a.localeCompare(b));
+  return [...groups.entries()].sort(order).map(([key, rs]) => h('div', { class: 'place' },
+    h('h3', {}, key ? `Region ${key}` : 'Platform-wide (VCF Automation, vCenter)'),
+    table(null, ['Type', 'Name', ['Namespace', 'wide'], 'Status', 'Message', ['Owner version', 'wide'], ['Last change', 'wide']],
+      rs.map((r) => h('tr', {}, h('td', {}, r.type), h('td', { class: 'mono' }, r.logicalName || r.name),
+        h('td', { class: 'mono wide' }, r.namespace), h('td', {}, badge(r.status)), h('td', {}, r.message),
+        h('td', { class: 'wide' }, r.ownerVersion), h('td', { class: 'wide' }, when(r.lastModified)))))));
 }
 
 function stateSection(state) {
@@ -62,7 +62,7 @@ export function grantsList(grants) {
   const systems = Object.entries(grants || {});
   if (systems.length === 0) return h('p', {}, 'This service asks for no access.');
   return h('ul', { class: 'grants', id: 'grants' }, systems.map(([system, kinds]) => h('li', {}, h('strong', {}, system),
-    h('ul', {}, Object.entries(kinds || {}).map(([kind, names]) => h('li', {}, `${kind}: `, h('span', { class: 'mono' }, [names].flat().join(', ')))))));
+    h('ul', {}, Object.entries(kinds || {}).map(([kind, names]) => h('li', {}, `${kind}: `, h('span', { class: 'mono' }, [names].flat().join(', '))))))));
 }
 
 function grantsSection(svc, grants) {

@@ -64,7 +64,7 @@ function follow(ctx, id, out, goal) {
   const live = out.lastChild;
   watchService(id, ctx.signal, (ev) => {
     const op = ev.operation || {};
-    const done = ev.status === 'Healthy' && ev.version === goal.version && !ev.phase;
+    const done = ev.status === 'Healthy' && ev.version === goal.version && (!op.type || op.outcome === 'Succeeded');
     const failed = ['Failed', 'Stuck', 'RolledBack'].includes(op.outcome) || ev.status === 'Unhealthy';
     live.replaceChildren(progressView(ev),
       done ? alert('ok', goal.doneText, ' ', h('a', { href: `#/services/${encodeURIComponent(id)}` }, 'See the service')) : null,
