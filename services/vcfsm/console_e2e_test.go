@@ -78,7 +78,9 @@ func TestConsoleUpgradeFlow(t *testing.T) {
 	b.waitFor("the resources on the page", 30*time.Second, "document.querySelectorAll('#state .place').length === 3")
 	require.Contains(t, b.text("#state"), "Region us-west-1 · Supervisor supervisor-vc1")
 	require.Contains(t, b.text("#state"), "Region eu-central-1 · Supervisor supervisor-eu1")
-	var prov struct{ Entries []struct{ Path, Layer string } }
+	var prov struct {
+		Entries []struct{ Path, Layer string }
+	}
 	c.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/render-value-provenance", map[string]any{}).JSON(t, &prov)
 	require.NotEmpty(t, prov.Entries)
 	for _, e := range prov.Entries {

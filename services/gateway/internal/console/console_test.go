@@ -239,3 +239,23 @@ func TestPublicAndWatchRoutes(t *testing.T) {
 		require.Equal(t, c.watch, IsWatch(r), "%s %s watch", c.method, c.path)
 	}
 }
+
+// index.html preloads every module, so the browser fetches them all at
+// once instead of discovering them import by import.
+func TestIndexPreloadsEveryModule(t *testing.T) {
+	index, err := webFS.ReadFile("web/index.html")
+	require.NoError(t, err)
+	err = fs.WalkDir(webFS, "web/js", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		ref := "/ui/" + strings.TrimPrefix(p, "web/")
+		if ref == "/ui/js/app.js" {
+			require.Contains(t, string(index), `<script type="module" src="`+ref+`">`)
+			return nil
+		}
+		require.Contains(t, string(index), `<link rel="modulepreload" href="`+ref+`">`, "index.html does not preload %s", ref)
+		return nil
+	})
+	require.NoError(t, err)
+}

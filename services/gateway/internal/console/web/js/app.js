@@ -117,4 +117,9 @@ whenUnauthorized((err) => {
   showError(err);
 });
 window.addEventListener('hashchange', route);
+// A page left for another (or kept in the back/forward cache) closes its
+// streams: a browser holds only six HTTP/1.1 connections per host, and a
+// frozen page's watch would keep one. Shown again, the page routes anew.
+window.addEventListener('pagehide', () => leaving.abort());
+window.addEventListener('pageshow', (ev) => { if (ev.persisted) route(); });
 route();
