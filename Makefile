@@ -10,7 +10,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: chromium images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: chromium console-screenshots images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
@@ -41,6 +41,14 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 	@chromium --version
 
+## console-screenshots: run the console's browser tests and copy the three
+## screenshots docs/console.md shows into docs/console/
+SHOTS := $(CURDIR)/bin/console-screenshots
+console-screenshots: chromium
+	@rm -rf $(SHOTS) && mkdir -p $(SHOTS) docs/console
+	cd services/vcfsm && VCFSM_SCREENSHOTS=$(SHOTS) go test -count=1 -run 'TestConsoleUpgradeFlow|TestConsoleListPagesThrough10k' .
+	cp $(SHOTS)/services.png $(SHOTS)/service.png $(SHOTS)/upgrade-blocked.png docs/console/
+
 ## images: the compose stack's images, each a static binary FROM scratch
 ## (deploy/Dockerfile): vcfsm/<name>:dev for every service, the simulator,
 ## the sample hook, the demo depot, devcerts and etcd (built from
@@ -69,6 +77,7 @@ compose-up: images
 	$(COMPOSE) up -d
 	@scripts/compose-wait.sh vcfsm 300
 	@echo "REST: http://127.0.0.1:$${VCFSM_HTTP_PORT:-8080}/v2 and http://127.0.0.1:$${VCFSM_HTTP_PORT_2:-8081}/v2 (two gateways)"
+	@echo "web console: http://127.0.0.1:$${VCFSM_HTTP_PORT:-8080}/ui/ (sign in with the token)"
 	@echo "token: Authorization: Bearer dev-admin-token-change-me"
 	@echo "demo bundles: oci://demodepot:5000/demo/bundle:1.0.0, 1.1.0 (with a pre-check hook), 2.0.0"
 

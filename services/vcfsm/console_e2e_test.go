@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/demodepot"
@@ -63,6 +65,7 @@ func TestConsoleUpgradeFlow(t *testing.T) {
 	require.Equal(t, http.StatusOK, grants.Status)
 	require.JSONEq(t, string(grants.Body), evalAs[string](b, "document.querySelector('#grants-json').textContent"), "the page shows the rendered grants verbatim")
 	require.Contains(t, b.text("#eula-h"), "End-user license agreement")
+	require.Contains(t, b.text("main"), "A demonstration VCF Service", "the package's own description")
 	require.True(t, evalAs[bool](b, "document.querySelector('#activate-now').disabled"), "activation waits for all three acceptances")
 	b.screenshot("activate")
 	for _, box := range []string{"#accept-eula", "#accept-signatures", "#accept-grants"} {
@@ -76,6 +79,7 @@ func TestConsoleUpgradeFlow(t *testing.T) {
 	// grants, history, signatures.
 	b.waitSelector("#provenance", 30*time.Second)
 	b.waitFor("the resources on the page", 30*time.Second, "document.querySelectorAll('#state .place').length === 3")
+	require.Contains(t, b.text("h1"), "Demo Service", "the package's display name")
 	require.Contains(t, b.text("#state"), "Region us-west-1 · Supervisor supervisor-vc1")
 	require.Contains(t, b.text("#state"), "Region eu-central-1 · Supervisor supervisor-eu1")
 	var prov struct {
@@ -128,8 +132,13 @@ func TestConsoleUpgradeFlow(t *testing.T) {
 	b.click("#dlg-confirm")
 	b.waitFor("the rollback to 1.1.0", 3*time.Minute, "/Rolled back to 1\\.1\\.0/.test((document.querySelector('#operation')||{}).innerText||'')")
 
-	// Delete from the service page.
+	// Delete from the service page; Escape first cancels the dialog.
 	b.route("#/services/" + encodeID(id))
+	b.click("#delete")
+	b.waitSelector("dialog[open]", 10*time.Second)
+	b.run(10*time.Second, chromedp.KeyEvent(kb.Escape))
+	b.waitFor("the dialog closed", 10*time.Second, "!document.querySelector('dialog')")
+	require.Equal(t, http.StatusOK, c.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id, nil).Status, "Escape deletes nothing")
 	b.click("#delete")
 	b.click("#dlg-confirm")
 	b.waitSelector("#deleted", 2*time.Minute)
@@ -176,6 +185,11 @@ func TestConsoleRoles(t *testing.T) {
 		}
 	}
 	require.Contains(t, b.text("main"), "may not create services")
+	b.route("#/inventory")
+	b.waitSelector("section.region", time.Minute)
+	require.Contains(t, b.text("main"), "2 regions, 2 Supervisors.")
+	require.Contains(t, b.text("main"), "supervisor-vc1\tdomain-c8\t9.0.0.0\tv1.30.2+vmware.1", "each Supervisor with its versions")
+	require.Contains(t, b.text("main"), "supervisor-eu1\tdomain-c20\t9.1.0.0\tv1.31.1+vmware.2")
 	b.route("#/services/" + encodeID(id) + "/upgrade")
 	b.typeInto("#upgrade-source", c.publish(t, arcturusVersion{Version: "2.0.0", SSVersion: "1.0.0", Rights: v1.Rights, ServiceAccount: true, PluginVCFA: ">=9.0"}))
 	b.click("#plan-source")

@@ -55,6 +55,7 @@ func TestConsoleListPagesThrough10k(t *testing.T) {
 		require.Equal(t, want, evalAs[[]string](b, rowNames), "the page lists what REST answers for %s", query)
 	}
 	pageShows("Page 1 of 400 · 10000 services", "page=1&pageSize=25")
+	require.Equal(t, "Services", evalAs[string](b, "document.activeElement.textContent"), "the page's heading has the focus")
 	require.Empty(t, evalAs[[]string](b, unlabelled))
 	b.click("#next-page")
 	pageShows("Page 2 of 400 · 10000 services", "page=2&pageSize=25")

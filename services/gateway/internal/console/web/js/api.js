@@ -116,3 +116,10 @@ export async function stream(path, onLine, signal) {
 export function servicePath(id, rest) {
   return `/v2/vcf-services/${encodeURIComponent(id)}${rest || ''}`;
 }
+
+// packageMetadata is the PackageMetadata's spec (display name, provider,
+// descriptions) of a service read with ?metadata=true.
+export function packageMetadata(svc) {
+  const md = svc.metadata || {};
+  return md.spec || md;
+}

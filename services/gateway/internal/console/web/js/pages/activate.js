@@ -2,7 +2,7 @@
 // each shown and accepted, then PATCH lifecycleState active with exactly
 // what was shown.
 import { h, badge, table, facts, when, alert } from '../dom.js';
-import { call, servicePath } from '../api.js';
+import { call, servicePath, packageMetadata } from '../api.js';
 import { grantsList } from './service.js';
 
 function acceptBox(id, text, disabled) {
@@ -17,7 +17,7 @@ export async function activatePage(ctx) {
     call('GET', servicePath(id, '/package')),
   ]);
   if (ctx.signal.aborted) return;
-  const meta = svc.metadata || {};
+  const meta = packageMetadata(svc);
   const sig = svc.signatures || {};
   const canWrite = ctx.session.can('services.write');
   const back = h('p', {}, h('a', { href: `#/services/${encodeURIComponent(id)}` }, `← ${svc.name}`));

@@ -2,7 +2,7 @@
 // provenance, access grants, history and signatures, live from its watch
 // stream, with the lifecycle actions the caller's role allows.
 import { h, badge, severity, table, facts, when, alert, confirmDialog } from '../dom.js';
-import { call, servicePath } from '../api.js';
+import { call, servicePath, packageMetadata } from '../api.js';
 import { watchService, progressView } from '../live.js';
 
 function section(id, title, ...body) {
@@ -142,7 +142,7 @@ export async function servicePage(ctx) {
   const data = await load(id);
   if (ctx.signal.aborted) return;
   const { svc } = data;
-  const meta = svc.metadata || {};
+  const meta = packageMetadata(svc);
   const progress = h('div', { 'aria-live': 'polite' }, progressView(svc));
   const body = h('div', {});
   const draw = (d) => body.replaceChildren(stateSection(d.svc.state), valuesSection(d.prov), grantsSection(d.svc, d.grants),
