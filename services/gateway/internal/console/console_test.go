@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -240,22 +242,37 @@ func TestPublicAndWatchRoutes(t *testing.T) {
 	}
 }
 
-// index.html preloads every module, so the browser fetches them all at
-// once instead of discovering them import by import.
-func TestIndexPreloadsEveryModule(t *testing.T) {
+// index.html preloads exactly the modules the first page (the services
+// list) runs: app.js's static imports and the list page's, all at once
+// instead of import by import. Other pages load when first shown.
+func TestIndexPreloadsTheFirstPagesModules(t *testing.T) {
 	index, err := webFS.ReadFile("web/index.html")
 	require.NoError(t, err)
-	err = fs.WalkDir(webFS, "web/js", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	require.Contains(t, string(index), `<script type="module" src="/ui/js/app.js">`)
+	staticImport := regexp.MustCompile(`(?m)^import [^;]*? from '(\./[^']+|\.\./[^']+)';`)
+	need := map[string]bool{}
+	var walk func(file string)
+	walk = func(file string) {
+		raw, err := webFS.ReadFile("web/" + file)
+		require.NoError(t, err, file)
+		for _, m := range staticImport.FindAllStringSubmatch(string(raw), -1) {
+			dep := path.Join(path.Dir(file), m[1])
+			if !need[dep] {
+				need[dep] = true
+				walk(dep)
+			}
 		}
-		ref := "/ui/" + strings.TrimPrefix(p, "web/")
-		if ref == "/ui/js/app.js" {
-			require.Contains(t, string(index), `<script type="module" src="`+ref+`">`)
-			return nil
-		}
-		require.Contains(t, string(index), `<link rel="modulepreload" href="`+ref+`">`, "index.html does not preload %s", ref)
-		return nil
-	})
-	require.NoError(t, err)
+	}
+	walk("js/app.js")
+	need["js/pages/services.js"] = true
+	walk("js/pages/services.js")
+	var want, got []string
+	for f := range need {
+		want = append(want, "/ui/"+f)
+	}
+	for _, m := range regexp.MustCompile(`<link rel="modulepreload" href="([^"]+)">`).FindAllStringSubmatch(string(index), -1) {
+		got = append(got, m[1])
+	}
+	sort.Strings(want)
+	require.Equal(t, want, got, "index.html's modulepreload links")
 }

@@ -77,7 +77,8 @@ async function route() {
   const params = page.pattern.exec(path).slice(1).map(decodeURIComponent);
   const ctx = { main, params, query, signal: leaving.signal, navigate, showError, session };
   try {
-    await page.render(ctx);
+    const render = await page.load();
+    if (!ctx.signal.aborted) await render(ctx);
   } catch (err) {
     if (!ctx.signal.aborted) showError(err);
   }

@@ -2,21 +2,17 @@
 // (the fleet Rollouts page, when rollouts exist) is one module under
 // pages/ and one entry here: the router, the navigation and the sign-in
 // guard all read this table.
-import { servicesPage } from './services.js';
-import { servicePage } from './service.js';
-import { createPage } from './create.js';
-import { activatePage } from './activate.js';
-import { upgradePage } from './upgrade.js';
-import { inventoryPage } from './inventory.js';
-
+//
 // Each page: pattern (matched against the path after '#'; groups are the
-// page's params), render(ctx), and, for pages in the navigation, a nav
-// label and the permission the page needs to be offered at all.
+// page's params), load (its render function, imported when the page is
+// first shown, so a page load runs only the code it shows), and, for pages
+// in the navigation, a nav label and the permission the page needs to be
+// offered at all.
 export const pages = [
-  { pattern: /^\/services$/, render: servicesPage, nav: 'Services', href: '#/services' },
-  { pattern: /^\/services\/([^/]+)$/, render: servicePage, navOf: '#/services' },
-  { pattern: /^\/services\/([^/]+)\/activate$/, render: activatePage, navOf: '#/services' },
-  { pattern: /^\/services\/([^/]+)\/upgrade$/, render: upgradePage, navOf: '#/services' },
-  { pattern: /^\/create$/, render: createPage, nav: 'Create', href: '#/create', needs: 'services.write' },
-  { pattern: /^\/inventory$/, render: inventoryPage, nav: 'Inventory', href: '#/inventory' },
+  { pattern: /^\/services$/, load: () => import('./services.js').then((m) => m.servicesPage), nav: 'Services', href: '#/services' },
+  { pattern: /^\/services\/([^/]+)$/, load: () => import('./service.js').then((m) => m.servicePage), navOf: '#/services' },
+  { pattern: /^\/services\/([^/]+)\/activate$/, load: () => import('./activate.js').then((m) => m.activatePage), navOf: '#/services' },
+  { pattern: /^\/services\/([^/]+)\/upgrade$/, load: () => import('./upgrade.js').then((m) => m.upgradePage), navOf: '#/services' },
+  { pattern: /^\/create$/, load: () => import('./create.js').then((m) => m.createPage), nav: 'Create', href: '#/create', needs: 'services.write' },
+  { pattern: /^\/inventory$/, load: () => import('./inventory.js').then((m) => m.inventoryPage), nav: 'Inventory', href: '#/inventory' },
 ];
