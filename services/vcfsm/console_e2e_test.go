@@ -55,6 +55,7 @@ func TestConsoleUpgradeFlow(t *testing.T) {
 	// Create, from the navigation.
 	b.click("#nav a[href='#/create']")
 	b.typeInto("#source", c.demo("1.1.0"))
+	b.screenshot("create")
 	b.click("#create")
 	b.waitSelector("#activate-now", 2*time.Minute)
 	id := evalAs[string](b, "decodeURIComponent(location.hash.split('/')[2])")
@@ -190,11 +191,28 @@ func TestConsoleRoles(t *testing.T) {
 	require.Contains(t, b.text("main"), "2 regions, 2 Supervisors.")
 	require.Contains(t, b.text("main"), "supervisor-vc1\tdomain-c8\t9.0.0.0\tv1.30.2+vmware.1", "each Supervisor with its versions")
 	require.Contains(t, b.text("main"), "supervisor-eu1\tdomain-c20\t9.1.0.0\tv1.31.1+vmware.2")
+	b.screenshot("inventory")
+	// The versions it can move to, from the catalog; 2.0.0 only through
+	// 1.5.0 (its source constraint), which the plan suggests.
+	for _, v := range []arcturusVersion{
+		ver("1.5.0", nil),
+		ver("2.0.0", map[string]string{"appplatform.vmware.com/source-version-upgrade-constraints": ">=1.5.0"}),
+	} {
+		reg := c.box.Do(t, http.MethodPost, "/v2/vcf-service-versions", map[string]any{"source": c.publish(t, v)})
+		require.Equal(t, http.StatusOK, reg.Status, "%s", reg.Body)
+	}
 	b.route("#/services/" + encodeID(id) + "/upgrade")
-	b.typeInto("#upgrade-source", c.publish(t, arcturusVersion{Version: "2.0.0", SSVersion: "1.0.0", Rights: v1.Rights, ServiceAccount: true, PluginVCFA: ">=9.0"}))
-	b.click("#plan-source")
-	b.waitFor("the viewer's plan", time.Minute, "(document.querySelector('#plan')||{dataset:{}}).dataset.allowed === 'true'")
+	b.click("[id='plan-version-2.0.0']")
+	b.waitFor("the plan to 2.0.0", time.Minute, "(document.querySelector('#plan')||{dataset:{}}).dataset.allowed === 'false'")
+	require.Equal(t, "Suggested path: 1.0.0 → 1.5.0 → 2.0.0", b.text("#suggested-path"))
+	require.Contains(t, b.text("#blocking-reasons"), ">=1.5.0")
+	b.click("[id='plan-version-1.5.0']")
+	b.waitFor("the plan to 1.5.0", time.Minute, "(document.querySelector('#plan')||{dataset:{}}).dataset.allowed === 'true'")
+	require.Contains(t, b.text("#plan-h"), "1.0.0 → 1.5.0")
 	require.False(t, evalAs[bool](b, "!!document.querySelector('#start-upgrade')"), "a viewer may plan but not upgrade")
+	for _, ctl := range evalAs[[]string](b, controls) {
+		require.True(t, viewerControls[ctl] || strings.HasPrefix(ctl, "plan-version-"), "the upgrade page shows the viewer the control %q", ctl)
+	}
 	b.click("#sign-out")
 
 	b.signIn(onebox.OperatorToken, "ops", "operator")

@@ -83,7 +83,7 @@ function planControls(ctx, svc, catalog, showPlan) {
     candidates.length ? table(null, ['Version', 'Status', 'Source', ''], candidates.map((v) => h('tr', {},
       h('td', {}, v.version, v.version === svc.availableUpgrade ? [' ', badge('Suggested')] : null), h('td', {}, badge(v.status)),
       h('td', { class: 'mono' }, v.source),
-      h('td', {}, h('button', { type: 'button', class: 'secondary', onclick: () => showPlan({ targetVersion: v.version }, v.source) }, `Plan ${v.version}`)))), { id: 'versions' })
+      h('td', {}, h('button', { type: 'button', class: 'secondary', id: `plan-version-${v.version}`, onclick: () => showPlan({ targetVersion: v.version }, v.source) }, `Plan ${v.version}`)))), { id: 'versions' })
       : h('p', { class: 'muted' }, 'No newer version is registered in the catalog; plan from a bundle source.'),
     form);
 }
