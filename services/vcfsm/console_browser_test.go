@@ -137,7 +137,8 @@ func (b *browser) click(sel string) {
 func (b *browser) typeInto(sel, text string) {
 	b.t.Helper()
 	b.waitSelector(sel, 30*time.Second)
-	b.run(30*time.Second, chromedp.Clear(chromedp.CSS(sel)), chromedp.SendKeys(chromedp.CSS(sel), text))
+	b.eval(fmt.Sprintf("document.querySelector(%q).value = ''", sel))
+	b.run(30*time.Second, chromedp.SendKeys(chromedp.CSS(sel), text))
 }
 
 // text is an element's rendered text ("" when there is none).

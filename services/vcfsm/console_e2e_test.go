@@ -119,6 +119,7 @@ func TestConsoleUpgradeFlow(t *testing.T) {
 	b.click("#start-upgrade")
 	b.click("#dlg-confirm")
 	b.waitFor("the upgrade to 2.0.0", 3*time.Minute, "/Upgraded to 2\\.0\\.0/.test((document.querySelector('#operation')||{}).innerText||'')")
+	require.Contains(t, b.text("#operation"), "Upgraded to 2.0.0. See the service")
 	var svc struct{ Version, Status string }
 	c.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id, nil).JSON(t, &svc)
 	require.Equal(t, "2.0.0", svc.Version)
@@ -168,6 +169,14 @@ func TestConsoleRoles(t *testing.T) {
 	c := newConsoleWorld(t)
 	id := c.installed(t, c.publish(t, v1))
 	b := c.b
+
+	// A wrong token is refused with the server's reason.
+	b.open("#/signin")
+	b.expectConsole("status of 401")
+	b.typeInto("#token", "not-a-token-of-this-system\r")
+	b.waitFor("the refusal", 30*time.Second, "/401 Unauthorized/.test(document.querySelector('#notice').innerText)")
+	require.Contains(t, b.text("#notice"), "missing or invalid bearer token")
+	require.False(t, evalAs[bool](b, "!!sessionStorage.getItem('vcfsm.token')"), "nothing is kept")
 
 	b.signIn(onebox.ViewerToken, "audit", "viewer")
 	require.Equal(t, []string{"Services", "Inventory"}, evalAs[[]string](b, "[...document.querySelectorAll('#nav a')].map((a) => a.textContent)"), "no Create for a viewer")

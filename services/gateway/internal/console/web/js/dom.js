@@ -77,7 +77,7 @@ export function when(t) {
 // alert is a message box: kind error, ok, warn or info.
 export function alert(kind, title, text) {
   return h('div', { class: `alert alert-${kind}`, role: kind === 'error' ? 'alert' : 'status' },
-    title ? h('strong', {}, title) : null, text);
+    title ? [h('strong', {}, title), ' '] : null, text);
 }
 
 // confirmDialog asks a question in a modal dialog and resolves true when

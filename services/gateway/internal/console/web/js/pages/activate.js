@@ -23,7 +23,7 @@ export async function activatePage(ctx) {
   const back = h('p', {}, h('a', { href: `#/services/${encodeURIComponent(id)}` }, `← ${svc.name}`));
   ctx.main.append(back, h('h1', {}, `Activate ${meta.displayName || svc.name}`, h('span', { class: 'mono muted' }, svc.version)));
   if (svc.lifecycleState !== 'inactive') {
-    ctx.main.append(alert('info', 'Nothing to activate:', ` the service is ${svc.lifecycleState}.`));
+    ctx.main.append(alert('info', 'Nothing to activate:', `the service is ${svc.lifecycleState}.`));
     return;
   }
   const eula = h('section', { class: 'panel', 'aria-labelledby': 'eula-h' }, h('h2', { id: 'eula-h' }, '1. End-user license agreement'),

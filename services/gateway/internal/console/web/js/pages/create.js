@@ -22,7 +22,7 @@ export async function createPage(ctx) {
     form.querySelector('button').disabled = true;
     try {
       const svc = await call('POST', '/v2/vcf-services', { source: source.value.trim() });
-      out.replaceChildren(alert('info', 'Created.', ` ${svc.name || svc.id}: downloading and checking the bundle…`), progressView(svc));
+      out.replaceChildren(alert('info', 'Created.', `${svc.name || svc.id}: downloading and checking the bundle…`), progressView(svc));
       await watchService(svc.id, ctx.signal, (e) => {
         out.lastChild.replaceWith(progressView(e));
         if (e.status === 'Busy') return;

@@ -45,7 +45,7 @@ function stateSection(state) {
 
 // renderFailed shows why a render the page asked for failed.
 function renderFailed(r) {
-  return r && r.error ? alert('error', r.error.title || 'Error', ` could not render: ${r.error.message}`) : null;
+  return r && r.error ? alert('error', r.error.title || 'Error', `could not render: ${r.error.message}`) : null;
 }
 
 function valuesSection(prov) {

@@ -28,7 +28,7 @@ function resultsTable(id, results) {
 function hookPart(hook) {
   if (!hook || !hook.configured) return h('p', { id: 'hook-none' }, 'The installed version declares no pre-check hook.');
   return h('div', { id: 'hook' }, facts([['Endpoint', h('span', { class: 'mono' }, hook.endpoint)], ['Verdict', badge(hook.blocked ? 'Failed' : 'Passed')]]),
-    hook.failure ? alert('error', 'The hook could not answer:', ` ${hook.failure}`) : null,
+    hook.failure ? alert('error', 'The hook could not answer:', hook.failure) : null,
     (hook.results || []).length ? resultsTable('hook-results', hook.results) : h('p', {}, 'The hook returned no result: compatible.'));
 }
 
@@ -45,7 +45,7 @@ function planView(plan) {
   return h('section', { id: 'plan', 'data-allowed': String(!!plan.allowed), 'aria-labelledby': 'plan-h' },
     h('h2', { id: 'plan-h' }, `Plan: ${plan.fromVersion} → ${plan.toVersion}`),
     plan.allowed
-      ? alert('ok', 'The upgrade can proceed.', warnings ? ` ${warnings} warning${warnings > 1 ? 's' : ''} to read below.` : '')
+      ? alert('ok', 'The upgrade can proceed.', warnings ? `${warnings} warning${warnings > 1 ? 's' : ''} to read below.` : '')
       : h('div', { class: 'alert alert-error', role: 'alert', id: 'blocked' }, h('strong', {}, 'Blocked.'),
         h('ul', { id: 'blocking-reasons' }, (plan.blockingReasons || []).map((r) => h('li', {}, r)))),
     (plan.suggestedPath || []).length ? h('p', { id: 'suggested-path' }, 'Suggested path: ', h('span', { class: 'mono' }, [plan.fromVersion, ...plan.suggestedPath].join(' → '))) : null,
@@ -67,8 +67,8 @@ function follow(ctx, id, out, goal) {
     const done = ev.status === 'Healthy' && ev.version === goal.version && (!op.type || op.outcome === 'Succeeded');
     const failed = ['Failed', 'Stuck', 'RolledBack'].includes(op.outcome) || ev.status === 'Unhealthy';
     live.replaceChildren(progressView(ev),
-      done ? alert('ok', goal.doneText, ' ', h('a', { href: `#/services/${encodeURIComponent(id)}` }, 'See the service')) : null,
-      failed && !done ? alert('error', `${op.type || 'The operation'} ${op.outcome || 'failed'}:`, ` ${op.message || 'see the service state'}. Roll back below, or fix and retry.`) : null);
+      done ? alert('ok', goal.doneText, h('a', { href: `#/services/${encodeURIComponent(id)}` }, 'See the service')) : null,
+      failed && !done ? alert('error', `${op.type || 'The operation'} ${op.outcome || 'failed'}:`, `${op.message || 'see the service state'}. Roll back below, or fix and retry.`) : null);
   }).catch((err) => { if (!ctx.signal.aborted) ctx.showError(err); });
 }
 
