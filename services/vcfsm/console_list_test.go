@@ -1,6 +1,7 @@
 package vcfsm_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -120,35 +121,45 @@ func settle(b *testing.B) {
 }
 
 // From navigation to the first page of a 10,000-service list painted, in
-// headless Chromium against the all-in-one on the simulator: the page
-// marks the moment its rows are on screen (after the next frame), and the
-// mark's time counts from the navigation's start (ms-to-first-page);
-// ms-wall adds what the driver sees around it. Of the time to the first
-// page, ms-modules-run is the HTML, the CSS and every module fetched and
-// run (DOMContentLoaded), ms-list-call the REST list call.
+// headless Chromium against the all-in-one on the simulator: the list's
+// caption carries an Element Timing attribute, so the browser itself
+// reports when the first page was painted, counted from the navigation's
+// start (ms-to-first-page). Of that time, ms-modules-run is the HTML, the
+// CSS and the first page's modules fetched and run (DOMContentLoaded) and
+// ms-list-call the REST list call; ms-wall is what the driver sees from
+// its navigation to reading the paint.
 func BenchmarkConsoleList10k(b *testing.B) {
 	_, opt := seeded(b, 10000, 2)
 	box := onebox.Start(b, opt)
 	settle(b)
 	br := newBrowser(b, box.URL)
 	br.signIn(onebox.Token, "e2e", "admin")
-	const mark = "performance.getEntriesByName('vcfsm:list-painted')"
-	var marks, walls, calls, dcls []time.Duration
+	// The paint time of the list, once the browser has painted it.
+	const painted = `new Promise((resolve) => new PerformanceObserver((list) => {
+  const e = list.getEntries().find((x) => x.identifier === 'services-list');
+  if (e) resolve(e.renderTime || e.loadTime);
+}).observe({ type: 'element', buffered: true }))`
+	const parts = `[performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd,
+  performance.getEntriesByType('resource').find((e) => e.name.includes('/v2/vcf-services?')).duration]`
+	var paints, walls, calls, dcls []time.Duration
+	ms := func(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
 	b.ResetTimer()
 	for i := range b.N {
 		start := time.Now()
 		br.open(fmt.Sprintf("?run=%d#/services", i))
-		br.waitFor("the first page painted", 30*time.Second, mark+".length > 0")
+		ctx, cancel := context.WithTimeout(br.ctx, 30*time.Second)
+		paint, err := chromedp.Run(ctx, chromedp.Evaluate[float64](painted, chromedp.EvalAwaitPromise))
+		cancel()
+		require.NoError(b, err)
 		walls = append(walls, time.Since(start))
-		ms := evalAs[[]float64](br, "["+mark+"[0].startTime, performance.getEntriesByType('resource').find((e) => e.name.includes('/v2/vcf-services?')).duration, performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd]")
-		marks = append(marks, time.Duration(ms[0]*float64(time.Millisecond)))
-		calls = append(calls, time.Duration(ms[1]*float64(time.Millisecond)))
-		dcls = append(dcls, time.Duration(ms[2]*float64(time.Millisecond)))
+		paints = append(paints, ms(paint))
+		p := evalAs[[]float64](br, parts)
+		dcls, calls = append(dcls, ms(p[0])), append(calls, ms(p[1]))
 	}
 	b.StopTimer()
 	require.Equal(b, 25, evalAs[int](br, "document.querySelectorAll('#services tbody tr').length"))
-	b.ReportMetric(percentileMS(marks, 50), "ms-to-first-page-p50")
-	b.ReportMetric(percentileMS(marks, 99), "ms-to-first-page-p99")
+	b.ReportMetric(percentileMS(paints, 50), "ms-to-first-page-p50")
+	b.ReportMetric(percentileMS(paints, 99), "ms-to-first-page-p99")
 	b.ReportMetric(percentileMS(walls, 50), "ms-wall-p50")
 	b.ReportMetric(percentileMS(calls, 50), "ms-list-call-p50")
 	b.ReportMetric(percentileMS(dcls, 50), "ms-modules-run-p50")
