@@ -2,6 +2,7 @@ package vcfsm_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -27,12 +28,12 @@ type consoleWorld struct {
 	b    *browser
 }
 
-func newConsoleWorld(t *testing.T) *consoleWorld {
+func newConsoleWorld(t *testing.T, opts ...onebox.Option) *consoleWorld {
 	t.Helper()
 	hook := newHook(t)
-	w := newWorld(t, func(c *app.Config) {
+	w := newWorld(t, append([]onebox.Option{func(c *app.Config) {
 		c.Precheck.Resolve = []string{demoHookHost + "=" + hook.Listener.Addr().String()}
-	})
+	}}, opts...)...)
 	require.NoError(t, demodepot.PushAll(w.reg.Host))
 	return &consoleWorld{world: w, hook: hook, b: newBrowser(t, w.box.URL)}
 }
@@ -166,7 +167,9 @@ const controls = `[...document.querySelectorAll('main button, main a.button, mai
 // token loses the right to write while the tab is open gets the 403,
 // shown plainly with the server's reason.
 func TestConsoleRoles(t *testing.T) {
-	c := newConsoleWorld(t)
+	// Watch streams idle this long are closed by the gateway: the pages
+	// must reopen them to stay live.
+	c := newConsoleWorld(t, func(c *app.Config) { c.Gateway.Limits.WatchIdleTimeout = time.Second })
 	id := c.installed(t, c.publish(t, v1))
 	b := c.b
 
@@ -195,6 +198,19 @@ func TestConsoleRoles(t *testing.T) {
 		}
 	}
 	require.Contains(t, b.text("main"), "may not create services")
+
+	// The service page stays live after the gateway closed its idle watch.
+	opened := evalAs[float64](b, "performance.now()")
+	b.route("#/services/" + encodeID(id))
+	b.waitSelector("#provenance", time.Minute)
+	// A resource entry appears when a stream has ended.
+	b.waitFor("a watch closed by the gateway", 30*time.Second,
+		fmt.Sprintf("performance.getEntriesByType('resource').some((e) => e.name.endsWith('/watch') && e.startTime > %f)", opened))
+	for _, state := range []string{"paused", "active"} {
+		resp := c.box.Do(t, http.MethodPatch, "/v2/vcf-services/"+id, map[string]any{"lifecycleState": state})
+		require.Equal(t, http.StatusAccepted, resp.Status, "%s", resp.Body)
+		b.waitFor("the page showing "+state, time.Minute, fmt.Sprintf("(document.querySelector('#progress')||{dataset:{}}).dataset.lifecycle === %q", state))
+	}
 	b.route("#/inventory")
 	b.waitSelector("section.region", time.Minute)
 	require.Contains(t, b.text("main"), "2 regions, 2 Supervisors.")

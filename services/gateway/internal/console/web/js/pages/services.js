@@ -4,6 +4,7 @@
 import { h, badge, table } from '../dom.js';
 import { call, stream } from '../api.js';
 import { WATCH_PATH } from '../paths.js';
+import { keepFollowing } from '../live.js';
 
 const SORTABLE = ['name', 'version', 'vendor', 'status', 'lifecycleState', 'phase', 'createdAt', 'updatedAt'];
 const SIZES = ['10', '25', '50', '100', '128'];
@@ -84,13 +85,14 @@ function row(s) {
     h('td', { class: 'wide' }, s.availableUpgrade ? badge('Upgrade ' + s.availableUpgrade) : ''));
 }
 
-// follow keeps the rows live: one fan-in of the page's watch streams.
+// follow keeps the rows live: one fan-in of the page's watch streams,
+// reopened when the gateway closes it.
 function follow(tbody, ids, signal, refresh) {
   if (ids.length === 0) return;
   const q = new URLSearchParams();
   ids.forEach((id) => q.append('id', id));
   const rows = new Map([...tbody.querySelectorAll('tr[data-id]')].map((tr) => [tr.dataset.id, tr]));
-  stream(`${WATCH_PATH}?${q}`, (line) => {
+  keepFollowing(() => stream(`${WATCH_PATH}?${q}`, (line) => {
     const ev = line.result;
     if (!ev) { refresh(); return; } // a stream failed (the service went away): ask the page again
     const tr = rows.get(ev.id);
@@ -100,7 +102,8 @@ function follow(tbody, ids, signal, refresh) {
     tr.querySelector('[data-col=lifecycleState]').replaceChildren(badge(ev.lifecycleState));
     tr.querySelector('[data-col=phase]').replaceChildren(ev.phase || '');
     tr.querySelector('[data-col=version]').replaceChildren(ev.version || '');
-  }, signal).catch(() => { /* the stream ended with the page or the gateway; the Refresh button asks again */ });
+  }, signal).then(() => [...rows.values()].every((tr) => tr.classList.contains('gone'))), signal)
+    .catch(() => { /* refused: the rows stay as listed; Refresh asks again */ });
 }
 
 export async function servicesPage(ctx) {
