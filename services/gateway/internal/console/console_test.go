@@ -276,3 +276,12 @@ func TestIndexPreloadsTheFirstPagesModules(t *testing.T) {
 	sort.Strings(want)
 	require.Equal(t, want, got, "index.html's modulepreload links")
 }
+
+// Over HTTPS the console also asks the browser to keep to HTTPS (HSTS).
+func TestHSTSOverHTTPS(t *testing.T) {
+	h, _ := newHandler(t)
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "https://console.example/ui/", nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	require.Equal(t, "max-age=31536000", rec.Header().Get("Strict-Transport-Security"))
+}
