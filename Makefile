@@ -13,7 +13,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: vuln test-debs images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: vuln test-debs chromium console-screenshots images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
@@ -33,9 +33,25 @@ build:
 		./services/precheck/cmd/samplehook ./services/lifecycle/cmd/simulator ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
 
 ## test: every unit, contract and end-to-end test of every module
-test: kube-test-bins test-debs
+test: kube-test-bins test-debs chromium
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test -count=1 -timeout 20m ./...); done
 	@set -e; for m in $(CHECK_MODULES); do echo "== $$m"; (cd $$m && GOWORK=off go test -count=1 ./...); done
+
+## chromium: the browser the console's end-to-end tests drive (Debian's
+## chromium package, installed with apt-get when no chromium is on PATH; the
+## tests fail, never skip, without it)
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { echo "installing Debian's chromium (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
+	@chromium --version
+
+## console-screenshots: run the console's browser tests and copy the three
+## screenshots docs/console.md shows into docs/console/
+SHOTS := $(CURDIR)/bin/console-screenshots
+console-screenshots: chromium
+	@rm -rf $(SHOTS) && mkdir -p $(SHOTS) docs/console
+	cd services/vcfsm && VCFSM_SCREENSHOTS=$(SHOTS) go test -count=1 -run 'TestConsoleUpgradeFlow|TestConsoleListPagesThrough10k' .
+	cp $(SHOTS)/services.png $(SHOTS)/service.png $(SHOTS)/upgrade-blocked.png docs/console/
 
 ## images: the compose stack's images, each a static binary FROM scratch
 ## (deploy/Dockerfile): vcfsm/<name>:dev for every service, the simulator,
@@ -65,6 +81,7 @@ compose-up: images
 	$(COMPOSE) up -d
 	@scripts/compose-wait.sh vcfsm 300
 	@echo "REST: http://127.0.0.1:$${VCFSM_HTTP_PORT:-8080}/v2 and http://127.0.0.1:$${VCFSM_HTTP_PORT_2:-8081}/v2 (two gateways)"
+	@echo "web console: http://127.0.0.1:$${VCFSM_HTTP_PORT:-8080}/ui/ (sign in with the token)"
 	@echo "token: Authorization: Bearer dev-admin-token-change-me"
 	@echo "demo bundles: oci://demodepot:5000/demo/bundle:1.0.0, 1.1.0 (with a pre-check hook), 2.0.0"
 

@@ -120,7 +120,7 @@ func BenchmarkUpgrade5000(b *testing.B) {
 
 // seeded writes a data directory with n Healthy services of res resources
 // each (spread over 10 Supervisors) and their journals.
-func seeded(b *testing.B, n, res int) (dir string, opt onebox.Option) {
+func seeded(b testing.TB, n, res int) (dir string, opt onebox.Option) {
 	dir = b.TempDir()
 	require.NoError(b, scaletest.Seed(context.Background(), dir, scaletest.Spec{Services: n, Resources: res}))
 	inv := filepath.Join(b.TempDir(), "inventory.yaml")

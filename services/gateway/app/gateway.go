@@ -27,6 +27,7 @@ import (
 	"github.com/vcfsm/vcfsm/platform/echo"
 	"github.com/vcfsm/vcfsm/platform/grpcx"
 	"github.com/vcfsm/vcfsm/platform/observability"
+	"github.com/vcfsm/vcfsm/services/gateway/internal/console"
 )
 
 // Read-your-writes across lifecycle replicas (grpcx.RevisionHeader): every
@@ -110,6 +111,16 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	route(root, "GET "+VCFAPrefix+"/v2/openapi.json", http.HandlerFunc(serveOpenAPI))
 	route(root, "GET /healthz", http.HandlerFunc(serveHealthz))
 	route(root, "GET /readyz", readyz(grpc_health_v1.NewHealthClient(conn)))
+	// The web console: its files, and the two calls of its own; for
+	// everything else it is a REST client of /v2 like any other.
+	ui, err := console.New(console.Options{Tokens: opts.Tokens, Lifecycle: lifecyclev1.NewLifecycleServiceClient(conn), Logger: log})
+	if err != nil {
+		return nil, fmt.Errorf("console: %w", err)
+	}
+	route(root, "GET "+console.Prefix, ui)
+	route(root, "GET "+console.IdentityPath, ui)
+	route(root, "GET "+console.WatchPath, ui)
+	root.Handle("GET /ui", http.RedirectHandler(console.Prefix, http.StatusMovedPermanently))
 	// The lifecycle routes are named by recordCall when grpc-gateway
 	// answers; the request id reaches lifecycle through the connection's
 	// interceptors (observability.DialOptions).

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vcfsm/vcfsm/platform/auth"
 	"github.com/vcfsm/vcfsm/platform/observability"
+	"github.com/vcfsm/vcfsm/services/gateway/internal/console"
 )
 
 // guard is the REST edge's first handler: it refuses what it can before a
@@ -43,10 +44,12 @@ func newGuard(next http.Handler, tokens *auth.Tokens, limits Limits, log *slog.L
 }
 
 // public reports routes that need no token: they reveal no data
-// (liveness and readiness are what orchestrators probe without one).
+// (liveness and readiness are what orchestrators probe without one; the
+// console's files are what a browser loads before its user signs in).
 func public(r *http.Request) bool {
 	p := strings.TrimPrefix(r.URL.Path, VCFAPrefix)
-	return r.Method == http.MethodGet && (p == "/v2/openapi.json" || r.URL.Path == "/healthz" || r.URL.Path == "/readyz")
+	return r.Method == http.MethodGet && (p == "/v2/openapi.json" || r.URL.Path == "/healthz" || r.URL.Path == "/readyz" || r.URL.Path == "/ui") ||
+		console.Public(r)
 }
 
 func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -125,7 +128,8 @@ func (g *guard) allow(principal string) (time.Duration, bool) {
 
 func isWatch(r *http.Request) bool {
 	p := strings.TrimPrefix(r.URL.Path, VCFAPrefix)
-	return r.Method == http.MethodGet && strings.HasPrefix(p, "/v2/vcf-services/") && strings.HasSuffix(p, "/watch")
+	return r.Method == http.MethodGet && strings.HasPrefix(p, "/v2/vcf-services/") && strings.HasSuffix(p, "/watch") ||
+		console.IsWatch(r)
 }
 
 // serveWatch holds one of the principal's watch slots for the stream's

@@ -222,3 +222,28 @@ func TestIdentityOnEveryAnswer(t *testing.T) {
 		require.Equal(t, APIVersion, rec.Header().Get(IdentityHeader), "token %q: status %d", token, rec.Code)
 	}
 }
+
+// The console's files load before sign-in; its calls need a token like
+// /v2, and its watch fan-in holds a watch slot like /v2/…/watch.
+func TestGuardConsoleRoutes(t *testing.T) {
+	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	g := newGuard(next, testTokens(t), Limits{MaxWatches: 1}, logging.Discard())
+	cases := []struct {
+		path, token string
+		want        int
+	}{
+		{"/ui/", "", http.StatusTeapot},
+		{"/ui", "", http.StatusTeapot},
+		{"/ui/js/app.js", "", http.StatusTeapot},
+		{"/ui/api/identity", "", http.StatusUnauthorized},
+		{"/ui/api/identity", serviceToken, http.StatusForbidden},
+		{"/ui/api/identity", viewerToken, http.StatusTeapot},
+		{"/ui/api/watch?id=a", "", http.StatusUnauthorized},
+	}
+	for _, c := range cases {
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, request(http.MethodGet, c.path, c.token, nil, 0))
+		require.Equal(t, c.want, w.Code, "%s with %q", c.path, c.token)
+	}
+	require.True(t, isWatch(request(http.MethodGet, "/ui/api/watch?id=a", viewerToken, nil, 0)))
+}

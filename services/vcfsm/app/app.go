@@ -155,7 +155,7 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	waitCtx, waitDone := context.WithTimeout(runCtx, 30*time.Second)
 	_ = srv.WaitChecked(waitCtx)
 	waitDone()
-	log.Info("vcfsm ready", "rest", s.Scheme+"://"+s.HTTPAddr+"/v2", "grpc", s.GRPCAddr, "mtls", cfg.Common.GRPCTLS.Enabled())
+	log.Info("vcfsm ready", "rest", s.Scheme+"://"+s.HTTPAddr+"/v2", "console", s.Scheme+"://"+s.HTTPAddr+"/ui/", "grpc", s.GRPCAddr, "mtls", cfg.Common.GRPCTLS.Enabled())
 	return s, nil
 }
 

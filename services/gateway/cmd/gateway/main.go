@@ -85,7 +85,7 @@ func run(args []string) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- app.Serve(srv, lis) }()
-	log.Info("gateway serving", "rest", app.Scheme(srv)+"://"+lis.Addr().String()+"/v2", "lifecycle", *lifecycleAddr, "mtls", common.GRPCTLS.Enabled())
+	log.Info("gateway serving", "rest", app.Scheme(srv)+"://"+lis.Addr().String()+"/v2", "console", app.Scheme(srv)+"://"+lis.Addr().String()+"/ui/", "lifecycle", *lifecycleAddr, "mtls", common.GRPCTLS.Enabled())
 	select {
 	case err := <-errc:
 		return err
