@@ -118,7 +118,7 @@ VENDIR_VERSION := v0.41.1
 KBLD_VERSION := v0.44.0
 KAPP_CONTROLLER_ASSETS_DIR := $(CURDIR)/.bin/kapp-controller-$(KAPP_VERSION)
 export KAPP_CONTROLLER_ASSETS ?= $(KAPP_CONTROLLER_ASSETS_DIR)
-CARVEL_GOENV := GOWORK=off GOFLAGS=-mod=mod GONOSUMDB=carvel.dev/kapp-controller,carvel.dev/vendir,carvel.dev/kbld
+CARVEL_GOENV := GOWORK=off GONOSUMDB=carvel.dev/kapp-controller,carvel.dev/vendir,carvel.dev/kbld
 kapp-controller-bins: $(KAPP_CONTROLLER_ASSETS_DIR)/kapp-controller $(KAPP_CONTROLLER_ASSETS_DIR)/ytt \
 	$(KAPP_CONTROLLER_ASSETS_DIR)/kbld $(KAPP_CONTROLLER_ASSETS_DIR)/kapp $(KAPP_CONTROLLER_ASSETS_DIR)/vendir
 
