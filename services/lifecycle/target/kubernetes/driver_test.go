@@ -72,10 +72,10 @@ func ssDoc(version, image string) map[string]any {
 				"metadata": map[string]any{"name": "arcturus-registry.example.com." + version},
 				"spec": map[string]any{"refName": "arcturus-registry.example.com", "version": version,
 					"template": map[string]any{"spec": map[string]any{
-						"fetch":    []any{map[string]any{"imgpkgBundle": map[string]any{"image": image}}},
+						"fetch": []any{map[string]any{"imgpkgBundle": map[string]any{"image": image}}},
 						"template": []any{map[string]any{"ytt": map[string]any{"paths": []any{"config/"}}},
 							map[string]any{"kbld": map[string]any{"paths": []any{"-", ".imgpkg/images.yml"}}}},
-						"deploy":   []any{map[string]any{"kapp": map[string]any{}}}}}}},
+						"deploy": []any{map[string]any{"kapp": map[string]any{}}}}}}},
 			"packageMetadata": map[string]any{"apiVersion": "data.packaging.carvel.dev/v1alpha1", "kind": "PackageMetadata",
 				"metadata": map[string]any{"name": "arcturus-registry.example.com"},
 				"spec":     map[string]any{"displayName": "Arcturus registry"}},

@@ -104,7 +104,7 @@ func startPodProcess(dir, name string, env []string, bin string, args ...string)
 func (p *podProcess) exited() error {
 	select {
 	case <-p.done:
-		return fmt.Errorf("%s exited (%v): %s", p.name, p.err, p.tail())
+		return fmt.Errorf("%s exited (%w): %s", p.name, p.err, p.tail())
 	default:
 		return nil
 	}
