@@ -87,6 +87,17 @@ func newKubeWorld(t *testing.T) *kubeWorld {
 	return &kubeWorld{world: w, clusters: cs}
 }
 
+// registered waits until the service is Unresolved and its register
+// operation has ended: the status is written before the operation ends,
+// and an activation between the two is refused as a concurrent change.
+func (w *kubeWorld) registered(t *testing.T, id string) {
+	t.Helper()
+	w.waitStatus(t, id, "Unresolved")
+	poll(t, "the register operation of "+id+" to end", time.Minute, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+		return v.State == nil || v.State.Operation == nil || v.State.Operation.Outcome != ""
+	})
+}
+
 // settled waits for a status at kapp-controller's pace: it fetches the
 // package, renders and deploys it on each Supervisor.
 func (w *kubeWorld) settled(t *testing.T, id string, want string) svcView {
@@ -141,7 +152,7 @@ func TestKubernetesTargets(t *testing.T) {
 	w := newKubeWorld(t)
 	ctx := context.Background()
 	id := w.create(t, w.publish(t, v1))
-	w.waitStatus(t, id, "Unresolved")
+	w.registered(t, id)
 	w.activate(t, id)
 
 	// What lands on each cluster, with owner and finalizer.
@@ -370,7 +381,7 @@ func TestKubernetesDryRunBlocksActivation(t *testing.T) {
 			`"package": {"apiVersion": "data.packaging.carvel.dev/v1alpha1", "kind": "Package", "metadata": {"name": "arcturus-registry.example.com.9.9.9"}, "spec": ss["package"]["spec"]},`, 1)
 	}
 	id := w.create(t, w.publish(t, v1))
-	w.waitStatus(t, id, "Unresolved")
+	w.registered(t, id)
 	w.activate(t, id)
 	v := w.waitStatus(t, id, "Unhealthy")
 	require.Equal(t, "inactive", v.LifecycleState, "the activation did not happen")
@@ -413,7 +424,7 @@ data:
   region: #@ data.values.no_such_value
 `
 	id := w.create(t, w.publish(t, broken))
-	w.waitStatus(t, id, "Unresolved")
+	w.registered(t, id)
 	w.activate(t, id)
 	v := w.settled(t, id, "Unhealthy")
 	found := false
