@@ -107,7 +107,8 @@ $(KUBE_ASSETS)/etcd: $(CURDIR)/.bin/etcd-$(ETCD_VERSION)/etcd
 ## ships, hack/dependencies.yml of that tag, except kbld v0.44.0 for
 ## v0.44.1, which the module proxy does not serve), each from its own module through a
 ## wrapper in tools/carvel/, into .bin/kapp-controller-<version>/ (cached by
-## version; first build ≈ 8 min on 2 cores). The Kubernetes driver tests run
+## version; first build ≈ 13 CPU-minutes, 50 min wall on the shared 2-core
+## machine under load). The Kubernetes driver tests run
 ## kapp-controller from there against their API servers and find it through
 ## KAPP_CONTROLLER_ASSETS. The modules are not in the checksum database:
 ## go.sum in each wrapper pins them, GONOSUMDB only lets a fresh cache fetch.
