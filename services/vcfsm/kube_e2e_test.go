@@ -432,8 +432,16 @@ data:
 		found = found || strings.Contains(d.Message, "no_such_value")
 	}
 	require.True(t, found, "kapp-controller's ytt error is in errorDetails: %+v", v.State.ErrorDetails)
-	pi, err := w.clusters["supervisor-vc1"].Dyn.Resource(gvrPI).Namespace(kubeNS).Get(context.Background(), kubePI, metav1.GetOptions{})
-	require.NoError(t, err)
-	useful, _, _ := unstructured.NestedString(pi.Object, "status", "usefulErrorMessage")
-	require.Contains(t, useful, "no_such_value", "the message is kapp-controller's")
+	// The message is kapp-controller's, on each Supervisor (one may be
+	// retrying its failed reconcile when the service turns Unhealthy).
+	for sup, c := range w.clusters {
+		poll(t, "kapp-controller's usefulErrorMessage on "+sup, 3*time.Minute, func() string {
+			pi, err := c.Dyn.Resource(gvrPI).Namespace(kubeNS).Get(context.Background(), kubePI, metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			useful, _, _ := unstructured.NestedString(pi.Object, "status", "usefulErrorMessage")
+			return useful
+		}, func(m string) bool { return strings.Contains(m, "no_such_value") })
+	}
 }
