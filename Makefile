@@ -13,7 +13,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: vuln test-debs chromium console-screenshots images compose-up compose-down e2e-compose kube-test-bins kapp-crds run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: vuln test-debs chromium console-screenshots images compose-up compose-down e2e-compose kube-test-bins kapp-controller-bins kapp-manifests run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
@@ -33,7 +33,7 @@ build:
 		./services/precheck/cmd/samplehook ./services/lifecycle/cmd/simulator ./services/vcfsm/cmd/devcerts ./cli/cmd/vcfctl
 
 ## test: every unit, contract and end-to-end test of every module
-test: kube-test-bins test-debs chromium
+test: kube-test-bins kapp-controller-bins test-debs chromium
 	@set -e; for m in $(MODULES); do echo "== $$m"; (cd $$m && go test -count=1 -timeout 20m ./...); done
 	@set -e; for m in $(CHECK_MODULES); do echo "== $$m"; (cd $$m && GOWORK=off go test -count=1 ./...); done
 
@@ -131,15 +131,84 @@ $(CURDIR)/.bin/etcd-$(ETCD_VERSION)/etcd: tools/etcd/go.mod
 $(KUBE_ASSETS)/etcd: $(CURDIR)/.bin/etcd-$(ETCD_VERSION)/etcd
 	ln -sf ../etcd-$(ETCD_VERSION)/etcd $@
 
-## kapp-crds: regenerate the kapp-controller CRDs the Kubernetes driver tests
-## register (committed), from carvel.dev/kapp-controller's own crds.yml. The
-## module proxy serves it as an exact version; its checksum is not in the
-## checksum database, hence GONOSUMDB for that module only.
+## kapp-controller-bins: build the pinned kapp-controller and the Carvel
+## binaries it runs (ytt, kbld, kapp, vendir: the versions its own release
+## ships, hack/dependencies.yml of that tag, except kbld v0.44.0 for
+## v0.44.1, which the module proxy does not serve), each from its own module through a
+## wrapper in tools/carvel/, into .bin/kapp-controller-<version>/ (cached by
+## version; first build ≈ 13 CPU-minutes, 50 min wall on the shared 2-core
+## machine under load). The Kubernetes driver tests run
+## kapp-controller from there against their API servers and find it through
+## KAPP_CONTROLLER_ASSETS. The modules are not in the checksum database:
+## go.sum in each wrapper pins them, GONOSUMDB only lets a fresh cache fetch.
 KAPP_VERSION := v0.53.1
-kapp-crds:
-	@dir=$$(GOWORK=off GONOSUMDB=carvel.dev/kapp-controller go mod download -json carvel.dev/kapp-controller@$(KAPP_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
+YTT_VERSION := v0.50.0
+KAPP_CLI_VERSION := v0.63.3
+VENDIR_VERSION := v0.41.1
+KBLD_VERSION := v0.44.0
+KAPP_CONTROLLER_ASSETS_DIR := $(CURDIR)/.bin/kapp-controller-$(KAPP_VERSION)
+export KAPP_CONTROLLER_ASSETS ?= $(KAPP_CONTROLLER_ASSETS_DIR)
+CARVEL_GOENV := GOWORK=off GONOSUMDB=carvel.dev/kapp-controller,carvel.dev/vendir,carvel.dev/kbld
+kapp-controller-bins: $(KAPP_CONTROLLER_ASSETS_DIR)/kapp-controller $(KAPP_CONTROLLER_ASSETS_DIR)/ytt \
+	$(KAPP_CONTROLLER_ASSETS_DIR)/kbld $(KAPP_CONTROLLER_ASSETS_DIR)/kapp $(KAPP_CONTROLLER_ASSETS_DIR)/vendir
+
+$(KAPP_CONTROLLER_ASSETS_DIR)/kapp-controller: tools/carvel/kapp-controller/go.mod
+	@mkdir -p $(dir $@)
+	$(CARVEL_GOENV) go build -C tools/carvel/kapp-controller -trimpath -ldflags "-X main.Version=$(KAPP_VERSION)" -o $@.tmp carvel.dev/kapp-controller/cmd/controller
+	mv $@.tmp $@
+
+$(CURDIR)/.bin/ytt-$(YTT_VERSION)/ytt: tools/carvel/ytt/go.mod
+	@mkdir -p $(dir $@)
+	$(CARVEL_GOENV) go build -C tools/carvel/ytt -trimpath -o $@.tmp carvel.dev/ytt/cmd/ytt
+	mv $@.tmp $@
+
+$(CURDIR)/.bin/kbld-$(KBLD_VERSION)/kbld: tools/carvel/kbld/go.mod
+	@mkdir -p $(dir $@)
+	$(CARVEL_GOENV) go build -C tools/carvel/kbld -trimpath -o $@.tmp carvel.dev/kbld/cmd/kbld
+	mv $@.tmp $@
+
+$(CURDIR)/.bin/kapp-$(KAPP_CLI_VERSION)/kapp: tools/carvel/kapp/go.mod
+	@mkdir -p $(dir $@)
+	$(CARVEL_GOENV) go build -C tools/carvel/kapp -trimpath -o $@.tmp carvel.dev/kapp/cmd/kapp
+	mv $@.tmp $@
+
+$(CURDIR)/.bin/vendir-$(VENDIR_VERSION)/vendir: tools/carvel/vendir/go.mod
+	@mkdir -p $(dir $@)
+	$(CARVEL_GOENV) go build -C tools/carvel/vendir -trimpath -o $@.tmp carvel.dev/vendir/cmd/vendir
+	mv $@.tmp $@
+
+$(KAPP_CONTROLLER_ASSETS_DIR)/ytt: $(CURDIR)/.bin/ytt-$(YTT_VERSION)/ytt
+	@mkdir -p $(dir $@)
+	ln -sf ../ytt-$(YTT_VERSION)/ytt $@
+
+$(KAPP_CONTROLLER_ASSETS_DIR)/kbld: $(CURDIR)/.bin/kbld-$(KBLD_VERSION)/kbld
+	@mkdir -p $(dir $@)
+	ln -sf ../kbld-$(KBLD_VERSION)/kbld $@
+
+$(KAPP_CONTROLLER_ASSETS_DIR)/kapp: $(CURDIR)/.bin/kapp-$(KAPP_CLI_VERSION)/kapp
+	@mkdir -p $(dir $@)
+	ln -sf ../kapp-$(KAPP_CLI_VERSION)/kapp $@
+
+$(KAPP_CONTROLLER_ASSETS_DIR)/vendir: $(CURDIR)/.bin/vendir-$(VENDIR_VERSION)/vendir
+	@mkdir -p $(dir $@)
+	ln -sf ../vendir-$(VENDIR_VERSION)/vendir $@
+
+## kapp-manifests: regenerate kapp-controller's release config that the
+## Kubernetes driver tests install before they start kapp-controller
+## (namespaces, CRDs, RBAC; committed), rendered by the pinned ytt from
+## carvel.dev/kapp-controller's own config/config templates. The
+## Deployment and the APIService's Service are left out: the tests run
+## kapp-controller as processes (kubetest). API priority and fairness is
+## off, as the tests start kapp-controller with it off.
+KAPP_MANIFESTS := services/lifecycle/target/kubernetes/kubetest/testdata/kapp-controller.yaml
+kapp-manifests: $(KAPP_CONTROLLER_ASSETS_DIR)/ytt
+	@dir=$$($(CARVEL_GOENV) go mod download -json carvel.dev/kapp-controller@$(KAPP_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p'); \
 	test -n "$$dir" || { echo "could not download carvel.dev/kapp-controller@$(KAPP_VERSION)" >&2; exit 1; }; \
-	GOWORK=off go run -C tools/kapp . "$$dir" $(CURDIR)/services/lifecycle/target/kubernetes/kubetest/testdata/kapp-controller-crds.yaml
+	{ echo "# GENERATED by make kapp-manifests: carvel.dev/kapp-controller $(KAPP_VERSION) config/config"; \
+	  echo "# (0-namespace.yml, crds.yml, rbac.yml) rendered by ytt $(YTT_VERSION) with its values schema."; \
+	  $(KAPP_CONTROLLER_ASSETS_DIR)/ytt -f $$dir/config/values-schema.yml -f $$dir/config/config/0-namespace.yml \
+	    -f $$dir/config/config/crds.yml -f $$dir/config/config/rbac.yml \
+	    --data-value-yaml enableApiPriorityAndFairness=false; } > $(KAPP_MANIFESTS)
 
 ## tools: build the pinned code generators into .bin/ (first build ≈ 1.5 min)
 tools:

@@ -155,6 +155,9 @@ type arcturusVersion struct {
 	// PluginVCFA is the plugin manifest's vcfaVersion constraint; empty
 	// means no UI plugin.
 	PluginVCFA string
+	// SSTemplate, when set, replaces the SupervisorService package's
+	// ConfigMap template (config/settings.yml).
+	SSTemplate string
 }
 
 func (v arcturusVersion) spec() bundletest.BundleSpec {
@@ -247,7 +250,11 @@ func (w *world) publish(t testing.TB, v arcturusVersion) string {
 	if w.specPatch != nil {
 		w.specPatch(&spec)
 	}
-	ssImage := bundletest.PushSupervisorServiceBundle(t, w.reg, "arcturus-registry:"+v.SSVersion, "arcturus-registry.example.com", v.SSVersion)
+	ssFiles := bundletest.SupervisorServiceFiles("arcturus-registry.example.com", v.SSVersion)
+	if v.SSTemplate != "" {
+		ssFiles["config/settings.yml"] = v.SSTemplate
+	}
+	ssImage := bundletest.PushPackageBundle(t, w.reg, "arcturus-registry:"+v.SSVersion, ssFiles)
 	spec.Images = append(spec.Images, bundletest.BundleImage{Image: ssImage})
 	spec.SystemValues = map[string]any{"supervisorService": bundletest.SupervisorServiceValues(ssImage, "arcturus-registry.example.com", v.SSVersion)}
 	if v.PluginVCFA != "" {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -46,51 +45,9 @@ const kubeScaleServer = `#@ load("@ytt:data", "data")
 #@ end
 `
 
-// playKapp marks every PackageInstall on the clusters reconciled at its
-// current generation until ctx ends, as kapp-controller would.
-func playKapp(ctx context.Context, cs []*kubetest.Cluster, wg *sync.WaitGroup) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			for _, c := range cs {
-				list, err := c.Dyn.Resource(gvrPI).Namespace("").List(ctx, metav1.ListOptions{})
-				if err != nil {
-					continue
-				}
-				for _, pi := range list.Items {
-					if g, _, _ := unstructuredInt(pi.Object, "status", "observedGeneration"); g == pi.GetGeneration() || pi.GetDeletionTimestamp() != nil {
-						continue
-					}
-					pi.Object["status"] = map[string]any{"conditions": []any{map[string]any{"type": "ReconcileSucceeded", "status": "True"}},
-						"observedGeneration": pi.GetGeneration(), "version": "1.0.0"}
-					_, _ = c.Dyn.Resource(gvrPI).Namespace(pi.GetNamespace()).UpdateStatus(ctx, &pi, metav1.UpdateOptions{})
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
-}
-
-func unstructuredInt(obj map[string]any, path ...string) (int64, bool, error) {
-	var cur any = obj
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return 0, false, nil
-		}
-		cur = m[p]
-	}
-	n, ok := cur.(int64)
-	return n, ok, nil
-}
-
 // Activating 200 resources across two real API servers (198 Secrets, two
-// SupervisorServices), from the PATCH to Healthy.
+// SupervisorServices that kapp-controller installs on each), from the
+// PATCH to Healthy.
 func BenchmarkActivate200ResourcesKubernetes(b *testing.B) {
 	dir := b.TempDir()
 	var cs []*kubetest.Cluster
@@ -103,11 +60,6 @@ func BenchmarkActivate200ResourcesKubernetes(b *testing.B) {
 		require.NoError(b, err)
 		cs = append(cs, c)
 	}
-	ctx, stop := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	playKapp(ctx, cs, &wg)
-	b.Cleanup(func() { stop(); wg.Wait() })
-
 	inv := filepath.Join(b.TempDir(), "inventory.yaml")
 	require.NoError(b, os.WriteFile(inv, []byte(scaleInventory(2, 1)), 0o600))
 	w := &world{reg: bundletest.NewRegistry(b), tars: bundletest.NewTarServer(b)}

@@ -87,21 +87,38 @@ func newKubeWorld(t *testing.T) *kubeWorld {
 	return &kubeWorld{world: w, clusters: cs}
 }
 
-// kapp plays kapp-controller: it sets the PackageInstall's status.
-func (w *kubeWorld) kapp(t *testing.T, sup string, cond, version, useful string) {
+// registered waits until the service is Unresolved and its register
+// operation has ended: the status is written before the operation ends,
+// and an activation between the two is refused as a concurrent change.
+func (w *kubeWorld) registered(t *testing.T, id string) {
 	t.Helper()
-	res := w.clusters[sup].Dyn.Resource(gvrPI).Namespace(kubeNS)
-	pi := waitFor(t, "the PackageInstall on "+sup, func() (*unstructured.Unstructured, error) {
-		return res.Get(context.Background(), kubePI, metav1.GetOptions{})
+	w.waitStatus(t, id, "Unresolved")
+	poll(t, "the register operation of "+id+" to end", time.Minute, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+		return v.State == nil || v.State.Operation == nil || v.State.Operation.Outcome != ""
 	})
-	status := map[string]any{"conditions": []any{map[string]any{"type": cond, "status": "True"}},
-		"observedGeneration": pi.GetGeneration(), "version": version, "friendlyDescription": cond}
-	if useful != "" {
-		status["usefulErrorMessage"] = useful
-	}
-	pi.Object["status"] = status
-	_, err := res.UpdateStatus(context.Background(), pi, metav1.UpdateOptions{})
-	require.NoError(t, err)
+}
+
+// settled waits for a status at kapp-controller's pace: it fetches the
+// package, renders and deploys it on each Supervisor.
+func (w *kubeWorld) settled(t *testing.T, id string, want string) svcView {
+	t.Helper()
+	return poll(t, "status "+want+" of "+id, 3*time.Minute, func() svcView { return w.get(t, id) },
+		func(v svcView) bool { return v.Status == want })
+}
+
+// deployed waits until the ConfigMap kapp-controller deployed from the
+// SupervisorService's package on sup holds version and region (the
+// package renders the values the driver hands it).
+func (w *kubeWorld) deployed(t *testing.T, sup, version, region string) {
+	t.Helper()
+	cms := w.clusters[sup].Kube.CoreV1().ConfigMaps(kubeNS)
+	poll(t, "the package's ConfigMap on "+sup+" at "+version+" for "+region, 3*time.Minute, func() map[string]string {
+		cm, err := cms.Get(context.Background(), kubePI, metav1.GetOptions{})
+		if err != nil {
+			return map[string]string{"error": err.Error()}
+		}
+		return cm.Data
+	}, func(d map[string]string) bool { return d["version"] == version && d["region"] == region })
 }
 
 func waitFor[T any](t *testing.T, what string, get func() (T, error)) T {
@@ -125,25 +142,29 @@ func (w *kubeWorld) resourceMessage(t *testing.T, id, supervisor string) string 
 }
 
 // The all-in-one with --target-driver=kubernetes and two real API servers
-// as its two Supervisors: activation, what lands on each cluster, health
-// from kapp-controller's conditions, a readyCondition, drift, upgrade,
-// the refused downgrade, delete honouring finalizers, force delete.
+// as its two Supervisors, each with kapp-controller: activation, what
+// lands on each cluster, kapp-controller installing the package from the
+// registry with each region's values, health from its conditions, a
+// readyCondition, drift of Secrets and of what kapp-controller deployed,
+// upgrade, the refused downgrade, delete honouring finalizers, force
+// delete.
 func TestKubernetesTargets(t *testing.T) {
 	w := newKubeWorld(t)
 	ctx := context.Background()
 	id := w.create(t, w.publish(t, v1))
-	w.waitStatus(t, id, "Unresolved")
+	w.registered(t, id)
 	w.activate(t, id)
 
 	// What lands on each cluster, with owner and finalizer.
-	for sup, region := range map[string]string{"supervisor-vc1": "us-west-1", "supervisor-eu1": "eu-central-1"} {
+	regions := map[string]string{"supervisor-vc1": "us-west-1", "supervisor-eu1": "eu-central-1"}
+	for sup, region := range regions {
 		c := w.clusters[sup]
 		pi := waitFor(t, "the PackageInstall on "+sup, func() (*unstructured.Unstructured, error) {
 			return c.Dyn.Resource(gvrPI).Namespace(kubeNS).Get(ctx, kubePI, metav1.GetOptions{})
 		})
 		require.Equal(t, id, pi.GetAnnotations()[kubernetes.AnnotationServiceID])
 		require.Equal(t, "1.0.0", pi.GetAnnotations()[kubernetes.AnnotationOwnerVersion])
-		require.Equal(t, []string{cleanupFin}, pi.GetFinalizers())
+		require.Contains(t, pi.GetFinalizers(), cleanupFin)
 		_, err := c.Dyn.Resource(gvrPkg).Namespace(kubeNS).Get(ctx, kubePI+".1.0.0", metav1.GetOptions{})
 		require.NoError(t, err, "the Package on %s", sup)
 		_, err = c.Dyn.Resource(gvrPkgm).Namespace(kubeNS).Get(ctx, kubePI, metav1.GetOptions{})
@@ -159,17 +180,17 @@ func TestKubernetesTargets(t *testing.T) {
 		}
 	}
 
-	// kapp-controller reports a failure: the service is Unhealthy with it.
-	w.kapp(t, "supervisor-vc1", "ReconcileFailed", "", "kapp: Error: waiting on reconcile deployment/arcturus: ImagePullBackOff")
-	w.kapp(t, "supervisor-eu1", "ReconcileSucceeded", "1.0.0", "")
-	w.waitStatus(t, id, "Unhealthy")
-	require.Contains(t, w.resourceMessage(t, id, "supervisor-vc1"), "ImagePullBackOff")
-
-	// Reconciled; Busy until the readyCondition's load-balancer IP exists.
-	w.kapp(t, "supervisor-vc1", "ReconcileSucceeded", "1.0.0", "")
-	poll(t, "waiting for the ready condition", 30*time.Second, func() string { return w.resourceMessage(t, id, "supervisor-vc1") },
+	// kapp-controller fetches the package from the registry and deploys
+	// it with the region's values; reconciled, the service is Busy until
+	// the readyCondition's load-balancer IP exists.
+	for sup, region := range regions {
+		w.deployed(t, sup, "1.0.0", region)
+	}
+	poll(t, "waiting for the ready condition", 3*time.Minute, func() string { return w.resourceMessage(t, id, "supervisor-vc1") },
 		func(m string) bool { return strings.Contains(m, "ready condition externalIp") })
 	for i, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		// The load balancer's part (no cloud provider runs here): the
+		// Service and the address it gets.
 		svcs := w.clusters[sup].Kube.CoreV1().Services(kubeNS)
 		s, err := svcs.Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "arcturus", Labels: map[string]string{"app": "arcturus"}},
 			Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 443}}}}, metav1.CreateOptions{})
@@ -178,7 +199,7 @@ func TestKubernetesTargets(t *testing.T) {
 		_, err = svcs.UpdateStatus(ctx, s, metav1.UpdateOptions{})
 		require.NoError(t, err)
 	}
-	w.waitStatus(t, id, "Healthy")
+	w.settled(t, id, "Healthy")
 
 	// Drift: an edited and a deleted Secret come back, event-driven (a
 	// Healthy service is not re-read for 45 s).
@@ -203,6 +224,7 @@ func TestKubernetesTargets(t *testing.T) {
 		return s != nil && s.DeletionTimestamp == nil && string(s.Data["values"]) == "region: eu-central-1\n"
 	})
 	w.waitStatus(t, id, "Healthy")
+	w.packageDrift(t, id)
 	w.pausedIsLeftAlone(t, id)
 
 	w.upgradeAndRefusedRollback(t, id)
@@ -214,6 +236,7 @@ func TestKubernetesTargets(t *testing.T) {
 // workaround.
 func (w *kubeWorld) upgradeAndRefusedRollback(t *testing.T, id string) {
 	ctx := context.Background()
+	regions := map[string]string{"supervisor-vc1": "us-west-1", "supervisor-eu1": "eu-central-1"}
 	newer := v2
 	newer.SSVersion = "2.0.0"
 	patch(t, w.world, id, `{"source":"`+w.publish(t, newer)+`"}`, http.StatusAccepted)
@@ -227,16 +250,18 @@ func (w *kubeWorld) upgradeAndRefusedRollback(t *testing.T, id string) {
 			v, _, _ := unstructured.NestedString(pi.Object, "spec", "packageRef", "versionSelection", "constraints")
 			return v
 		}, func(v string) bool { return v == "2.0.0" })
-		w.kapp(t, sup, "ReconcileSucceeded", "2.0.0", "")
+		w.deployed(t, sup, "2.0.0", regions[sup])
 	}
-	v := w.waitStatus(t, id, "Healthy")
+	v := w.settled(t, id, "Healthy")
 	require.Equal(t, "2.0.0", v.Version)
 	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
 		c := w.clusters[sup]
 		pi, err := c.Dyn.Resource(gvrPI).Namespace(kubeNS).Get(ctx, kubePI, metav1.GetOptions{})
 		require.NoError(t, err)
 		require.Equal(t, "2.0.0", pi.GetAnnotations()[kubernetes.AnnotationOwnerVersion])
-		require.Equal(t, []string{cleanupFin}, pi.GetFinalizers())
+		require.Contains(t, pi.GetFinalizers(), cleanupFin)
+		installed, _, _ := unstructured.NestedString(pi.Object, "status", "version")
+		require.Equal(t, "2.0.0", installed, "kapp-controller installed 2.0.0")
 		s, err := c.Kube.CoreV1().Secrets(kubeNS).Get(ctx, "arcturus-values-us-west-1", metav1.GetOptions{})
 		require.NoError(t, err)
 		require.Equal(t, "2.0.0", s.Annotations[kubernetes.AnnotationOwnerVersion], "an unchanged resource's ownership is transferred")
@@ -249,32 +274,33 @@ func (w *kubeWorld) upgradeAndRefusedRollback(t *testing.T, id string) {
 	}
 }
 
-// Delete waits for kapp-controller's finalizer; force delete then removes
-// the Service Manager's finalizers and ownership at once, leaves the
-// objects and reports them.
+// Delete waits for kapp-controller's finalizer: on supervisor-eu1
+// kapp-controller uninstalls and the delete completes there; on
+// supervisor-vc1 it cannot (the account the package installs as lost its
+// rights), so its finalizer holds the PackageInstall. Force delete then
+// removes the Service Manager's finalizers and ownership at once, leaves
+// the objects and reports them.
 func (w *kubeWorld) deleteWithFinalizersThenForce(t *testing.T, id string) {
 	ctx := context.Background()
 	vc1 := w.clusters["supervisor-vc1"].Dyn.Resource(gvrPI).Namespace(kubeNS)
-	pi, err := vc1.Get(ctx, kubePI, metav1.GetOptions{})
-	require.NoError(t, err)
-	pi.SetFinalizers(append(pi.GetFinalizers(), kappFinal))
-	_, err = vc1.Update(ctx, pi, metav1.UpdateOptions{})
-	require.NoError(t, err)
+	require.NoError(t, w.clusters["supervisor-vc1"].Kube.RbacV1().RoleBindings(kubeNS).Delete(ctx, "vcfsm-installer", metav1.DeleteOptions{}))
 
 	require.Equal(t, http.StatusAccepted, w.box.Do(t, http.MethodDelete, "/v2/vcf-services/"+id, nil).Status)
-	v := poll(t, "the delete to wait for kapp-controller", 30*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+	v := poll(t, "the delete to wait for kapp-controller", 3*time.Minute, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.State != nil && v.State.Operation != nil && strings.Contains(v.State.Operation.Message, kappFinal)
 	})
 	require.Equal(t, "Deleting", v.Phase)
 	eu1 := w.clusters["supervisor-eu1"]
-	poll(t, "supervisor-eu1 cleaned up", 30*time.Second, func() int {
+	poll(t, "supervisor-eu1 cleaned up", 3*time.Minute, func() int {
 		l, err := eu1.Dyn.Resource(gvrPI).Namespace(kubeNS).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
 		p, err := eu1.Dyn.Resource(gvrPkg).Namespace(kubeNS).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
 		return len(l.Items) + len(p.Items)
 	}, func(n int) bool { return n == 0 })
-	pi, err = vc1.Get(ctx, kubePI, metav1.GetOptions{})
+	_, err := eu1.Kube.CoreV1().ConfigMaps(kubeNS).Get(ctx, kubePI, metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "kapp-controller uninstalled the package on supervisor-eu1: %v", err)
+	pi, err := vc1.Get(ctx, kubePI, metav1.GetOptions{})
 	require.NoError(t, err, "kapp-controller's finalizer holds the PackageInstall")
 	require.NotNil(t, pi.GetDeletionTimestamp())
 
@@ -293,6 +319,31 @@ func (w *kubeWorld) deleteWithFinalizersThenForce(t *testing.T, id string) {
 	require.Contains(t, string(hist.Body), "supervisor-vc1")
 	_, err = eu1.Kube.CoreV1().Secrets(kubeNS).Get(ctx, "arcturus-values-us-west-1", metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the normal delete had cleaned up what it could: %v", err)
+}
+
+// packageDrift: the ConfigMap kapp-controller deployed from the package
+// is edited, then deleted, behind the Service Manager's back; each time
+// the service's state names it, and kapp-controller's reconcile (which
+// the driver asks for) puts it back.
+func (w *kubeWorld) packageDrift(t *testing.T, id string) {
+	ctx := context.Background()
+	cms := w.clusters["supervisor-vc1"].Kube.CoreV1().ConfigMaps(kubeNS)
+	cm, err := cms.Get(ctx, kubePI, metav1.GetOptions{})
+	require.NoError(t, err)
+	cm.Data["region"] = "tampered"
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+	require.NoError(t, err)
+	what := "ConfigMap " + kubeNS + "/" + kubePI + " deployed by kapp-controller from the package"
+	poll(t, "the edit in the service's state", time.Minute, func() string { return w.resourceMessage(t, id, "supervisor-vc1") },
+		func(m string) bool { return strings.Contains(m, what+": data was changed on the cluster") })
+	w.deployed(t, "supervisor-vc1", "1.0.0", "us-west-1")
+	w.settled(t, id, "Healthy")
+
+	require.NoError(t, cms.Delete(ctx, kubePI, metav1.DeleteOptions{}))
+	poll(t, "the delete in the service's state", time.Minute, func() string { return w.resourceMessage(t, id, "supervisor-vc1") },
+		func(m string) bool { return strings.Contains(m, what+" was deleted on the cluster") })
+	w.deployed(t, "supervisor-vc1", "1.0.0", "us-west-1")
+	w.settled(t, id, "Healthy")
 }
 
 // A paused service's objects are left alone; resuming corrects them.
@@ -319,8 +370,9 @@ func (w *kubeWorld) pausedIsLeftAlone(t *testing.T, id string) {
 }
 
 // The pre-checks stage on the API servers: a Package kapp-controller's
-// rules refuse (its name is not <refName>.<version>) fails the Staging
-// check with the API server's own message, and nothing is applied.
+// aggregated API refuses (its name is not <refName>.<version>) fails the
+// Staging check with kapp-controller's own message, and nothing is
+// applied.
 func TestKubernetesDryRunBlocksActivation(t *testing.T) {
 	w := newKubeWorld(t)
 	w.specPatch = func(spec *bundletest.BundleSpec) {
@@ -329,7 +381,7 @@ func TestKubernetesDryRunBlocksActivation(t *testing.T) {
 			`"package": {"apiVersion": "data.packaging.carvel.dev/v1alpha1", "kind": "Package", "metadata": {"name": "arcturus-registry.example.com.9.9.9"}, "spec": ss["package"]["spec"]},`, 1)
 	}
 	id := w.create(t, w.publish(t, v1))
-	w.waitStatus(t, id, "Unresolved")
+	w.registered(t, id)
 	w.activate(t, id)
 	v := w.waitStatus(t, id, "Unhealthy")
 	require.Equal(t, "inactive", v.LifecycleState, "the activation did not happen")
@@ -338,7 +390,7 @@ func TestKubernetesDryRunBlocksActivation(t *testing.T) {
 	for _, rc := range v.State.ResourceChecks {
 		for _, c := range rc.Checks {
 			if rc.Type == "SupervisorService" && c.Name == "Staging" && c.Status == "Failed" &&
-				strings.Contains(c.Message, "metadata.name must be <spec.refName> + '.' + <spec.version>") {
+				strings.Contains(c.Message, "must be <spec.refName> + '.' + <spec.version>") {
 				found = true
 			}
 		}
@@ -348,5 +400,48 @@ func TestKubernetesDryRunBlocksActivation(t *testing.T) {
 		l, err := c.Dyn.Resource(gvrPkg).Namespace("").List(context.Background(), metav1.ListOptions{})
 		require.NoError(t, err)
 		require.Empty(t, l.Items, "nothing was applied on %s", sup)
+	}
+	w.templateError(t, id)
+}
+
+// templateError: a SupervisorService package whose template ytt cannot
+// render is activated; kapp-controller reports ReconcileFailed and its
+// message reaches the service's state.errorDetails.
+func (w *kubeWorld) templateError(t *testing.T, refused string) {
+	require.Equal(t, http.StatusAccepted, w.box.Do(t, http.MethodDelete, "/v2/vcf-services/"+refused, nil).Status)
+	poll(t, "the refused service deleted", time.Minute, func() int {
+		return w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+refused, nil).Status
+	}, func(s int) bool { return s == http.StatusNotFound })
+	w.specPatch = withValues
+	broken := v1
+	broken.SSTemplate = `#@ load("@ytt:data", "data")
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: arcturus-registry.example.com
+data:
+  region: #@ data.values.no_such_value
+`
+	id := w.create(t, w.publish(t, broken))
+	w.registered(t, id)
+	w.activate(t, id)
+	v := w.settled(t, id, "Unhealthy")
+	found := false
+	for _, d := range v.State.ErrorDetails {
+		found = found || strings.Contains(d.Message, "no_such_value")
+	}
+	require.True(t, found, "kapp-controller's ytt error is in errorDetails: %+v", v.State.ErrorDetails)
+	// The message is kapp-controller's, on each Supervisor (one may be
+	// retrying its failed reconcile when the service turns Unhealthy).
+	for sup, c := range w.clusters {
+		poll(t, "kapp-controller's usefulErrorMessage on "+sup, 3*time.Minute, func() string {
+			pi, err := c.Dyn.Resource(gvrPI).Namespace(kubeNS).Get(context.Background(), kubePI, metav1.GetOptions{})
+			if err != nil {
+				return err.Error()
+			}
+			useful, _, _ := unstructured.NestedString(pi.Object, "status", "usefulErrorMessage")
+			return useful
+		}, func(m string) bool { return strings.Contains(m, "no_such_value") })
 	}
 }

@@ -226,8 +226,15 @@ func SupervisorServiceValues(image, refName, version string) map[string]any {
 			"spec": map[string]any{
 				"refName": refName,
 				"version": version,
+				// The flow supervisor-services/dev-guide.md asks for, which
+				// kapp-controller runs: fetch, ytt and kbld, kapp.
 				"template": map[string]any{"spec": map[string]any{
 					"fetch": []any{map[string]any{"imgpkgBundle": map[string]any{"image": image}}},
+					"template": []any{
+						map[string]any{"ytt": map[string]any{"paths": []any{"config/"}}},
+						map[string]any{"kbld": map[string]any{"paths": []any{"-", ".imgpkg/images.yml"}}},
+					},
+					"deploy": []any{map[string]any{"kapp": map[string]any{}}},
 				}},
 			},
 		},

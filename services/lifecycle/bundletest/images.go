@@ -7,8 +7,8 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
+	"maps"
 	"strings"
 	"testing"
 
@@ -176,34 +176,43 @@ func PushPluginImage(t testing.TB, reg *Registry, repoTag string, manifest []byt
 }
 
 // PushSupervisorServiceBundle pushes a small imgpkg bundle like the one a
-// SupervisorService references (a Carvel package for the Supervisor) with
-// imgpkg push -b, and returns its digest reference.
+// SupervisorService references (a Carvel package for the Supervisor, its
+// contents SupervisorServiceFiles) with imgpkg push -b, and returns its
+// digest reference.
 func PushSupervisorServiceBundle(t testing.TB, reg *Registry, repoTag, refName, version string) string {
 	t.Helper()
-	dir := writeTree(t, map[string]string{
-		"package.yml": fmt.Sprintf(`---
-apiVersion: packaging.carvel.dev/v1alpha1
-kind: Package
+	return PushPackageBundle(t, reg, repoTag, SupervisorServiceFiles(refName, version))
+}
+
+// SupervisorServiceFiles are the contents of a small Supervisor Service
+// package that kapp-controller can install on an API server without nodes:
+// a ConfigMap named refName holding the package version and the "region"
+// data value (default "").
+func SupervisorServiceFiles(refName, version string) map[string]string {
+	return map[string]string{
+		"config/values.yml": "#@data/values\n---\nregion: \"\"\n",
+		"config/settings.yml": `#@ load("@ytt:data", "data")
+---
+apiVersion: v1
+kind: ConfigMap
 metadata:
-  name: %[1]s.%[2]s
-spec:
-  refName: %[1]s
-  version: %[2]s
-  template:
-    spec:
-      fetch:
-      - imgpkgBundle:
-          image: ""
-      template:
-      - ytt:
-          paths: ["config/"]
-      deploy:
-      - kapp: {}
-`, refName, version),
-		"config/deployment.yml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + refName + "\n",
-		".imgpkg/images.yml":    "---\napiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n",
-	})
-	digest := PushBundle(t, reg, dir, repoTag)
+  name: ` + refName + `
+data:
+  version: "` + version + `"
+  region: #@ data.values.region
+`,
+	}
+}
+
+// PushPackageBundle pushes a Carvel package's contents as kapp-controller
+// fetches them (files such as config/*.yml, relative to the bundle root)
+// as an imgpkg bundle with imgpkg push -b, and returns its digest
+// reference.
+func PushPackageBundle(t testing.TB, reg *Registry, repoTag string, files map[string]string) string {
+	t.Helper()
+	files = maps.Clone(files)
+	files[".imgpkg/images.yml"] = "---\napiVersion: imgpkg.carvel.dev/v1alpha1\nkind: ImagesLock\n"
+	digest := PushBundle(t, reg, writeTree(t, files), repoTag)
 	repo := strings.SplitN(repoTag, ":", 2)[0]
 	return reg.Ref(repo) + "@" + digest
 }

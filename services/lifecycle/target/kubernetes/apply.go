@@ -117,6 +117,9 @@ func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object,
 	if err := d.pruneParts(ctx, r.c, want.Key, parts); err != nil {
 		return target.Object{}, err
 	}
+	if err := d.kickOnDrift(ctx, r.c, want.Key, took.anchor); err != nil {
+		return target.Object{}, err
+	}
 	if waiting != "" {
 		return target.Object{Key: want.Key, Namespace: r.ns, Spec: want.Spec, Owner: want.Owner, Finalizers: want.Finalizers,
 			Status: target.StatusBusy, Message: waiting, Adopted: own.adopted, Generation: own.generation}, nil
@@ -132,6 +135,20 @@ func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object,
 		obj.Message = strings.TrimSpace(obj.Message + "; took back fields other field managers had changed: " + strings.Join(took.conflicts, "; "))
 	}
 	return obj, nil
+}
+
+// kickOnDrift asks kapp-controller to put back what it deployed from a
+// SupervisorService's package when that drifted.
+func (d *Driver) kickOnDrift(ctx context.Context, c *cluster, k target.Key, anchor *unstructured.Unstructured) error {
+	if k.Kind != kindSupervisorService || anchor == nil {
+		return nil
+	}
+	dr, err := d.deployedDrift(ctx, c, anchor)
+	if err != nil || dr.msg == "" {
+		return err
+	}
+	_, err = d.kick(ctx, c, anchor, dr)
+	return err
 }
 
 // claim decides how the wanted owner takes the resource: created,

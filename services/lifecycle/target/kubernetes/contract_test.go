@@ -67,14 +67,14 @@ func restConfigs(cs map[string]*kubetest.Cluster) func(string) (*rest.Config, er
 }
 
 var wiped = []schema.GroupVersionResource{
-	{Version: "v1", Resource: "secrets"}, {Version: "v1", Resource: "services"},
 	{Group: "packaging.carvel.dev", Version: "v1alpha1", Resource: "packageinstalls"},
+	{Version: "v1", Resource: "secrets"}, {Version: "v1", Resource: "services"},
 	{Group: "data.packaging.carvel.dev", Version: "v1alpha1", Resource: "packages"},
 	{Group: "data.packaging.carvel.dev", Version: "v1alpha1", Resource: "packagemetadatas"},
 }
 
-// wipe removes every object in svc-* namespaces (finalizers first: no
-// controller runs on these API servers).
+// wipe removes every object in svc-* namespaces, finalizers first: the
+// PackageInstalls, then what kapp-controller made of them, then the rest.
 func wipe(t *testing.T, cs map[string]*kubetest.Cluster) {
 	t.Helper()
 	ctx := context.Background()
@@ -85,7 +85,10 @@ func wipe(t *testing.T, cs map[string]*kubetest.Cluster) {
 			if len(ns.Name) < 4 || ns.Name[:4] != "svc-" {
 				continue
 			}
-			for _, gvr := range wiped {
+			for i, gvr := range wiped {
+				if i == 1 {
+					wipeKapp(t, c, ns.Name)
+				}
 				list, err := c.Dyn.Resource(gvr).Namespace(ns.Name).List(ctx, metav1.ListOptions{})
 				require.NoError(t, err)
 				for _, u := range list.Items {

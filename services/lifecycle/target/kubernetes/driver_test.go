@@ -16,7 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes/kubetest"
@@ -57,7 +59,10 @@ var (
 	valKey = target.Key{System: target.SystemSupervisor, Scope: "sv1", Kind: "Secret", Identity: ns + "/arcturus-install"}
 )
 
-func ssDoc(version string) map[string]any {
+// ssDoc is the SupervisorService of arcturus at version, whose package is
+// the bundle at image. Its readyCondition reads the ConfigMap the package
+// deploys.
+func ssDoc(version, image string) map[string]any {
 	return map[string]any{
 		"apiVersion": "services.vcfa.broadcom.com/v2", "kind": "SupervisorService",
 		"metadata": map[string]any{"labels": map[string]any{"services.vcfa.broadcom.com/name": "arcturus-install"}},
@@ -66,14 +71,18 @@ func ssDoc(version string) map[string]any {
 			"package": map[string]any{"apiVersion": "data.packaging.carvel.dev/v1alpha1", "kind": "Package",
 				"metadata": map[string]any{"name": "arcturus-registry.example.com." + version},
 				"spec": map[string]any{"refName": "arcturus-registry.example.com", "version": version,
-					"template": map[string]any{"spec": map[string]any{"fetch": []any{map[string]any{"imgpkgBundle": map[string]any{"image": "registry.example.com/arcturus@sha256:0123"}}}}}}},
+					"template": map[string]any{"spec": map[string]any{
+						"fetch": []any{map[string]any{"imgpkgBundle": map[string]any{"image": image}}},
+						"template": []any{map[string]any{"ytt": map[string]any{"paths": []any{"config/"}}},
+							map[string]any{"kbld": map[string]any{"paths": []any{"-", ".imgpkg/images.yml"}}}},
+						"deploy": []any{map[string]any{"kapp": map[string]any{}}}}}}},
 			"packageMetadata": map[string]any{"apiVersion": "data.packaging.carvel.dev/v1alpha1", "kind": "PackageMetadata",
 				"metadata": map[string]any{"name": "arcturus-registry.example.com"},
 				"spec":     map[string]any{"displayName": "Arcturus registry"}},
 			"values": map[string]any{"selector": map[string]any{"kind": "Secret",
 				"labels": map[string]any{"services.vcfa.broadcom.com/context": "install"}, "path": "data.values"}},
-			"readyConditions": []any{map[string]any{"name": "externalIp",
-				"supervisorSelector": map[string]any{"kind": "Service", "labels": map[string]any{"app": "arcturus"}, "path": "status.loadBalancer.ingress[0].ip"}}},
+			"readyConditions": []any{map[string]any{"name": "endpoint",
+				"supervisorSelector": map[string]any{"kind": "ConfigMap", "name": "arcturus-settings", "path": "data.endpoint"}}},
 		},
 	}
 }
@@ -86,31 +95,29 @@ func newDriver(t *testing.T, cs map[string]*kubetest.Cluster) *kubernetes.Driver
 	return d
 }
 
-func setPIStatus(t *testing.T, c *kubetest.Cluster, name string, status map[string]any) {
-	t.Helper()
-	ctx := context.Background()
-	res := c.Dyn.Resource(kubetestPI).Namespace(ns)
-	pi, err := res.Get(ctx, name, metav1.GetOptions{})
-	require.NoError(t, err)
-	status["observedGeneration"] = pi.GetGeneration()
-	pi.Object["status"] = status
-	_, err = res.UpdateStatus(ctx, pi, metav1.UpdateOptions{})
-	require.NoError(t, err)
+// valuesSecret is the Secret the SupervisorService's values selector
+// picks, holding values.
+func valuesSecret(values string) target.Desired {
+	return target.Desired{Key: valKey, Namespace: ns, Owner: owner1, Spec: map[string]any{"apiVersion": "v1", "kind": "Secret",
+		"metadata":   map[string]any{"name": "arcturus-install", "labels": map[string]any{"services.vcfa.broadcom.com/context": "install"}},
+		"stringData": map[string]any{"values": values}}}
 }
 
-var kubetestPI = wiped[2]
-
-// A SupervisorService on a real API server: its objects with owners and
-// the finalizer, values through the selector, health from the
-// PackageInstall's conditions, a readyCondition on a live Service, the
-// downgrade refusal, and a delete that waits for kapp-controller's
-// finalizer.
+// A SupervisorService on a real API server with kapp-controller: its
+// objects with owners and the finalizer, values through the selector;
+// kapp-controller fetches the package from the registry, renders the
+// values and deploys its ConfigMap; health from the PackageInstall's
+// conditions and a readyCondition on the deployed ConfigMap; a values
+// change and an upgrade reach the ConfigMap; the downgrade is refused; a
+// delete waits for kapp-controller to uninstall.
 func TestSupervisorService(t *testing.T) {
 	cs := testClusters(t)
 	d := newDriver(t, cs)
 	ctx := context.Background()
 	c := cs["sv1"]
-	want := target.Desired{Key: ssKey, Namespace: ns, Spec: ssDoc("1.0.0"), Owner: owner1, Finalizers: []string{"services.vcfa.broadcom.com/cleanup"}}
+	reg := bundletest.NewRegistry(t)
+	v1, v2 := pushArcturus(t, reg, "1.0.0", arcturusTemplate), pushArcturus(t, reg, "2.0.0", arcturusTemplate)
+	want := target.Desired{Key: ssKey, Namespace: ns, Spec: ssDoc("1.0.0", v1), Owner: owner1, Finalizers: []string{"services.vcfa.broadcom.com/cleanup"}}
 
 	obj, err := d.Apply(ctx, want)
 	require.NoError(t, err)
@@ -119,63 +126,58 @@ func TestSupervisorService(t *testing.T) {
 	_, err = d.Get(ctx, ssKey)
 	require.ErrorIs(t, err, target.ErrNotFound, "no PackageInstall before its values exist")
 
-	_, err = d.Apply(ctx, target.Desired{Key: valKey, Namespace: ns, Owner: owner1, Spec: map[string]any{"apiVersion": "v1", "kind": "Secret",
-		"metadata":   map[string]any{"name": "arcturus-install", "labels": map[string]any{"services.vcfa.broadcom.com/context": "install"}},
-		"stringData": map[string]any{"values": "replicas: 3\n"}}})
+	_, err = d.Apply(ctx, valuesSecret("replicas: 3\n"))
 	require.NoError(t, err)
-	obj, err = d.Apply(ctx, want)
+	_, err = d.Apply(ctx, want)
 	require.NoError(t, err)
-	require.Equal(t, target.StatusBusy, obj.Status)
-	require.Equal(t, "waiting for kapp-controller to reconcile the PackageInstall", obj.Message)
 
 	namespace, err := c.Kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "vcfsm", namespace.Labels[kubernetes.LabelManagedBy])
-	pi, err := c.Dyn.Resource(kubetestPI).Namespace(ns).Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
+	pi, err := c.Dyn.Resource(gvrPI).Namespace(ns).Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, owner1.ServiceID, pi.GetAnnotations()[kubernetes.AnnotationServiceID])
 	require.Equal(t, "1.0.0", pi.GetAnnotations()[kubernetes.AnnotationOwnerVersion])
-	require.Equal(t, []string{"services.vcfa.broadcom.com/cleanup"}, pi.GetFinalizers())
+	require.Contains(t, pi.GetFinalizers(), "services.vcfa.broadcom.com/cleanup")
 	ref, _, _ := unstructured.NestedString(pi.Object, "spec", "packageRef", "versionSelection", "constraints")
 	require.Equal(t, "1.0.0", ref)
-	for _, gvr := range []int{3, 4} {
-		list, err := c.Dyn.Resource(wiped[gvr]).Namespace(ns).List(ctx, metav1.ListOptions{})
+	for _, gvr := range []schema.GroupVersionResource{gvrPkg, gvrPkgm} {
+		list, err := c.Dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
-		require.Len(t, list.Items, 1, wiped[gvr].Resource)
+		require.Len(t, list.Items, 1, gvr.Resource)
 		require.Equal(t, owner1.ServiceID, list.Items[0].GetAnnotations()[kubernetes.AnnotationServiceID])
 	}
 	values, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "arcturus-registry.example.com-values", metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "replicas: 3\n", string(values.Data["values.yaml"]))
 
-	setPIStatus(t, c, "arcturus-registry.example.com", map[string]any{"conditions": []any{map[string]any{"type": "ReconcileFailed", "status": "True"}},
-		"usefulErrorMessage": "kapp: Error: waiting on reconcile deployment/arcturus: ImagePullBackOff"})
-	got, err := d.Get(ctx, ssKey)
+	got := healthy(t, d)
+	require.Equal(t, map[string]string{"endpoint": "https://arcturus.example.com"}, got.ReadyConditions)
+	require.Equal(t, ssDoc("1.0.0", v1), got.Spec)
+	settings(t, c, "1.0.0", "3")
+	pi, err = c.Dyn.Resource(gvrPI).Namespace(ns).Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
 	require.NoError(t, err)
-	require.Equal(t, target.StatusUnhealthy, got.Status)
-	require.Equal(t, "kapp: Error: waiting on reconcile deployment/arcturus: ImagePullBackOff", got.Message)
+	require.Contains(t, pi.GetFinalizers(), kappFinalizer, "kapp-controller holds the PackageInstall until it uninstalled")
 
-	setPIStatus(t, c, "arcturus-registry.example.com", map[string]any{"conditions": []any{map[string]any{"type": "ReconcileSucceeded", "status": "True"}}, "version": "1.0.0"})
-	got, err = d.Get(ctx, ssKey)
+	// A values change is rendered again by kapp-controller.
+	_, err = d.Apply(ctx, valuesSecret("replicas: 5\n"))
 	require.NoError(t, err)
-	require.Equal(t, target.StatusBusy, got.Status)
-	require.Contains(t, got.Message, "ready condition externalIp")
+	_, err = d.Apply(ctx, want)
+	require.NoError(t, err)
+	settings(t, c, "1.0.0", "5")
+	healthy(t, d)
 
-	svc, err := c.Kube.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "arcturus", Labels: map[string]string{"app": "arcturus"}},
-		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Ports: []corev1.ServicePort{{Port: 443}}}}, metav1.CreateOptions{})
+	// An upgrade moves the deployed ConfigMap to the new package's.
+	want.Spec = ssDoc("2.0.0", v2)
+	_, err = d.Apply(ctx, want)
 	require.NoError(t, err)
-	svc.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "192.0.2.10"}}
-	_, err = c.Kube.CoreV1().Services(ns).UpdateStatus(ctx, svc, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	got, err = d.Get(ctx, ssKey)
-	require.NoError(t, err)
-	require.Equal(t, target.StatusHealthy, got.Status, got.Message)
-	require.Equal(t, map[string]string{"externalIp": "192.0.2.10"}, got.ReadyConditions)
-	require.Equal(t, ssDoc("1.0.0"), got.Spec)
+	settings(t, c, "2.0.0", "5")
+	got = healthy(t, d)
+	require.Equal(t, ssDoc("2.0.0", v2), got.Spec)
+	installedVersion(t, c, "2.0.0")
 
 	// kapp-controller cannot downgrade: an older version is refused.
-	setPIStatus(t, c, "arcturus-registry.example.com", map[string]any{"conditions": []any{map[string]any{"type": "ReconcileSucceeded", "status": "True"}}, "version": "2.0.0"})
-	_, err = d.Apply(ctx, target.Desired{Key: ssKey, Namespace: ns, Spec: ssDoc("1.0.0"), Owner: owner1})
+	_, err = d.Apply(ctx, target.Desired{Key: ssKey, Namespace: ns, Spec: ssDoc("1.0.0", v1), Owner: owner1})
 	require.ErrorIs(t, err, target.ErrIncompatible)
 	require.Contains(t, err.Error(), "cannot be downgraded")
 	require.Contains(t, err.Error(), "restore data from a backup")
@@ -184,64 +186,56 @@ func TestSupervisorService(t *testing.T) {
 }
 
 // deleteWaitsForKapp: kapp-controller's finalizer holds the delete until
-// it uninstalled; then the parts are cleaned up and the finalizer goes.
+// it uninstalled the package (its ConfigMap is gone); then the parts are
+// cleaned up and the Service Manager's finalizer goes.
 func deleteWaitsForKapp(t *testing.T, d *kubernetes.Driver, c *kubetest.Cluster) {
 	t.Helper()
 	ctx := context.Background()
-	pi, err := c.Dyn.Resource(kubetestPI).Namespace(ns).Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
-	require.NoError(t, err)
-	pi.SetFinalizers(append(pi.GetFinalizers(), "finalizers.packageinstall.packaging.carvel.dev/delete"))
-	_, err = c.Dyn.Resource(kubetestPI).Namespace(ns).Update(ctx, pi, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	err = d.Delete(ctx, ssKey)
-	require.ErrorContains(t, err, "waiting for finalizers finalizers.packageinstall.packaging.carvel.dev/delete")
-	got, err := d.Get(ctx, ssKey)
-	require.NoError(t, err)
-	require.Equal(t, target.StatusBusy, got.Status)
-	pi, err = c.Dyn.Resource(kubetestPI).Namespace(ns).Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
-	require.NoError(t, err)
-	pi.SetFinalizers([]string{"services.vcfa.broadcom.com/cleanup"})
-	_, err = c.Dyn.Resource(kubetestPI).Namespace(ns).Update(ctx, pi, metav1.UpdateOptions{})
-	require.NoError(t, err)
-	require.NoError(t, d.Delete(ctx, ssKey))
+	err := d.Delete(ctx, ssKey)
+	require.ErrorContains(t, err, "waiting for finalizers "+kappFinalizer)
+	reconciled(t, "kapp-controller to uninstall the package", func() (bool, error) { return d.Delete(ctx, ssKey) == nil, nil },
+		func(done bool) bool { return done })
+	_, err = c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "arcturus-settings", metav1.GetOptions{})
+	require.True(t, apierrors.IsNotFound(err), "kapp-controller deleted what it deployed: %v", err)
 	_, err = d.Get(ctx, ssKey)
 	require.ErrorIs(t, err, target.ErrNotFound)
-	for _, gvr := range []int{3, 4} {
-		list, err := c.Dyn.Resource(wiped[gvr]).Namespace(ns).List(ctx, metav1.ListOptions{})
+	for _, gvr := range []schema.GroupVersionResource{gvrPkg, gvrPkgm} {
+		list, err := c.Dyn.Resource(gvr).Namespace(ns).List(ctx, metav1.ListOptions{})
 		require.NoError(t, err)
-		require.Empty(t, list.Items, "the delete cleaned up %s", wiped[gvr].Resource)
+		require.Empty(t, list.Items, "the delete cleaned up %s", gvr.Resource)
 	}
 	_, err = c.Kube.CoreV1().Secrets(ns).Get(ctx, "arcturus-registry.example.com-values", metav1.GetOptions{})
 	require.True(t, apierrors.IsNotFound(err), "the values Secret is cleaned up: %v", err)
 }
 
 // Stage is a server-side dry run: the API server's validation (here
-// kapp-controller's Package name rule) is the answer, and nothing is
-// created.
+// kapp-controller's own Package name rule, through its aggregated API) is
+// the answer, and nothing is created.
 func TestStageIsServerSideDryRun(t *testing.T) {
 	cs := testClusters(t)
 	d := newDriver(t, cs)
 	ctx := context.Background()
-	st, err := d.Stage(ctx, target.Desired{Key: ssKey, Namespace: ns, Spec: ssDoc("1.0.0"), Owner: owner1})
+	st, err := d.Stage(ctx, target.Desired{Key: ssKey, Namespace: ns, Spec: ssDoc("1.0.0", "registry.example.com/arcturus@sha256:0123"), Owner: owner1})
 	require.NoError(t, err)
 	require.True(t, st.Reachable)
 	require.False(t, st.Rejected, st.Message)
 	require.Contains(t, st.Message, "dry run")
 	require.Equal(t, kubernetes.DefaultRequest, st.Requested)
 
-	bad := ssDoc("1.0.0")
+	bad := ssDoc("1.0.0", "registry.example.com/arcturus@sha256:0123")
 	mapOf(mapOf(mapOf(bad["spec"])["package"])["metadata"])["name"] = "arcturus-registry.example.com.9.9.9"
 	st, err = d.Stage(ctx, target.Desired{Key: ssKey, Namespace: ns, Spec: bad, Owner: owner1})
 	require.NoError(t, err)
 	require.True(t, st.Reachable)
 	require.True(t, st.Rejected)
-	require.Contains(t, st.Message, "metadata.name must be <spec.refName> + '.' + <spec.version>")
+	require.Contains(t, st.Message, "metadata.name: Invalid value: \"arcturus-registry.example.com.9.9.9\": must be <spec.refName> + '.' + <spec.version>",
+		"kapp-controller's aggregated API validates the Package")
 
-	list, err := cs["sv1"].Dyn.Resource(wiped[3]).Namespace("").List(ctx, metav1.ListOptions{})
+	list, err := cs["sv1"].Dyn.Resource(gvrPkg).Namespace("").List(ctx, metav1.ListOptions{})
 	require.NoError(t, err)
 	require.Empty(t, list.Items, "staging creates nothing")
 
-	st, err = d.Stage(ctx, target.Desired{Key: target.Key{System: target.SystemSupervisor, Scope: "sv9", Kind: "SupervisorService", Identity: "x"}, Spec: ssDoc("1.0.0")})
+	st, err = d.Stage(ctx, target.Desired{Key: target.Key{System: target.SystemSupervisor, Scope: "sv9", Kind: "SupervisorService", Identity: "x"}, Spec: ssDoc("1.0.0", "registry.example.com/arcturus@sha256:0123")})
 	require.NoError(t, err)
 	require.False(t, st.Reachable)
 	require.Contains(t, st.Message, "sv9")

@@ -66,6 +66,8 @@ type Driver struct {
 	mu       sync.Mutex
 	clusters map[string]*cluster
 	watch    *watchState
+	// deployed remembers deletions of package objects and kicks.
+	deployed *deployedState
 }
 
 // cluster is one Supervisor's clients.
@@ -84,7 +86,7 @@ var _ target.Driver = (*Driver)(nil)
 
 // New returns a driver; clusters are connected on first use.
 func New(cfg Config) *Driver {
-	return &Driver{cfg: cfg, clusters: map[string]*cluster{}}
+	return &Driver{cfg: cfg, clusters: map[string]*cluster{}, deployed: newDeployedState()}
 }
 
 // Close stops the informers.

@@ -59,17 +59,7 @@ func (d *Driver) read(ctx context.Context, c *cluster, k target.Key, a applied) 
 			drift = fmt.Sprintf("%s %s was deleted on the cluster", u.GetKind(), u.GetName())
 		}
 		if drift != "" {
-			meta, _ := obj.Spec["metadata"].(map[string]any)
-			if meta == nil {
-				meta = map[string]any{}
-				obj.Spec["metadata"] = meta
-			}
-			anns, _ := meta["annotations"].(map[string]any)
-			if anns == nil {
-				anns = map[string]any{}
-				meta["annotations"] = anns
-			}
-			anns[AnnotationDrift] = drift
+			markDrift(obj.Spec, drift)
 			obj.Message = "drift: " + drift
 		}
 	} else {
@@ -83,8 +73,47 @@ func (d *Driver) read(ctx context.Context, c *cluster, k target.Key, a applied) 
 		if err := d.health(ctx, c, u, &obj); err != nil {
 			return target.Object{}, err
 		}
+		if err := d.readDeployed(ctx, c, u, &obj); err != nil {
+			return target.Object{}, err
+		}
 	}
 	return obj, nil
+}
+
+// readDeployed reports drift of what kapp-controller deployed from the
+// package: the resource is Busy until kapp-controller put it back (Apply
+// asks it to), and its document is marked so the controllers re-apply.
+func (d *Driver) readDeployed(ctx context.Context, c *cluster, pi *unstructured.Unstructured, obj *target.Object) error {
+	if pi.GetAnnotations()[AnnotationDesired] == "" {
+		return nil // not applied by the Service Manager: not its to correct
+	}
+	dr, err := d.deployedDrift(ctx, c, pi)
+	if err != nil || dr.msg == "" {
+		return err
+	}
+	markDrift(obj.Spec, dr.msg)
+	if obj.Status == target.StatusUnhealthy {
+		obj.Message += "; drift: " + dr.msg
+		return nil
+	}
+	obj.Status, obj.Message = target.StatusBusy, "drift: "+dr.msg+"; kapp-controller's reconcile puts it back"
+	return nil
+}
+
+// markDrift adds the drift annotation to a reported document, so it no
+// longer matches what the Service Manager wants and is applied again.
+func markDrift(doc map[string]any, drift string) {
+	meta, _ := doc["metadata"].(map[string]any)
+	if meta == nil {
+		meta = map[string]any{}
+		doc["metadata"] = meta
+	}
+	anns, _ := meta["annotations"].(map[string]any)
+	if anns == nil {
+		anns = map[string]any{}
+		meta["annotations"] = anns
+	}
+	anns[AnnotationDrift] = drift
 }
 
 // observedDoc is the document of an object the Service Manager never

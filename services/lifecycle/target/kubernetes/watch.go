@@ -18,9 +18,10 @@ var _ target.Watcher = (*Driver)(nil)
 // watchState runs one informer factory per cluster over the objects the
 // Service Manager manages (by label), and reports changes it did not make.
 type watchState struct {
-	ctx     context.Context
-	cancel  context.CancelFunc
-	changed func(serviceID string)
+	ctx      context.Context
+	cancel   context.CancelFunc
+	changed  func(serviceID string)
+	deployed *deployedState
 
 	wg        sync.WaitGroup // the initial connects
 	mu        sync.Mutex
@@ -35,7 +36,7 @@ type watchState struct {
 // Nothing is polled: a change arrives as a watch event.
 func (d *Driver) Watch(ctx context.Context, changed func(serviceID string)) error {
 	wctx, cancel := context.WithCancel(ctx)
-	w := &watchState{ctx: wctx, cancel: cancel, changed: changed, ours: map[string]struct{}{}}
+	w := &watchState{ctx: wctx, cancel: cancel, changed: changed, deployed: d.deployed, ours: map[string]struct{}{}}
 	d.mu.Lock()
 	if d.watch != nil {
 		d.mu.Unlock()
@@ -99,11 +100,68 @@ func (w *watchState) start(c *cluster) {
 		AddFunc:    func(obj any) { w.inNamespace(nsInformer.GetStore(), obj) },
 		UpdateFunc: func(_, obj any) { w.inNamespace(nsInformer.GetStore(), obj) },
 	})
+	kapp := w.watchDeployed(c, nsInformer.GetStore())
 	w.mu.Lock()
-	w.factories = append(w.factories, f, all)
+	w.factories = append(w.factories, f, all, kapp)
 	w.mu.Unlock()
 	f.Start(w.ctx.Done())
 	all.Start(w.ctx.Done())
+	kapp.Start(w.ctx.Done())
+}
+
+// watchDeployed watches the objects kapp deployed (by kapp's label) of the
+// kinds whose drift the driver sees, and reports those in a service's
+// namespace; deletions are remembered (deployed.go).
+func (w *watchState) watchDeployed(c *cluster, namespaces cache.Store) dynamicinformer.DynamicSharedInformerFactory {
+	f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(c.dyn, 0, metav1.NamespaceAll, func(o *metav1.ListOptions) {
+		o.LabelSelector = labelKappApp
+	})
+	for kind, gvr := range deployedKinds {
+		_, _ = f.ForResource(gvr).Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { w.deployedEvent(c, namespaces, kind, obj, false) },
+			UpdateFunc: func(_, obj any) { w.deployedEvent(c, namespaces, kind, obj, false) },
+			DeleteFunc: func(obj any) { w.deployedEvent(c, namespaces, kind, obj, true) },
+		})
+	}
+	return f
+}
+
+func (w *watchState) deployedEvent(c *cluster, namespaces cache.Store, kind string, obj any, deleted bool) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return
+	}
+	id := serviceOf(namespaces, u.GetNamespace())
+	if id == "" {
+		return
+	}
+	label := labelKappApp + "=" + u.GetLabels()[labelKappApp]
+	key, name := deletedKey(c.name, u.GetNamespace(), label), kind+" "+u.GetName()
+	if !deleted {
+		w.deployed.forget(key, name)
+	} else if app := w.idleApp(c, u.GetNamespace(), label); app != nil {
+		// Not kapp deleting what the package no longer makes (it does that
+		// while it deploys): someone else.
+		w.deployed.noteDeleted(key, name, deletion{uid: string(u.GetUID()), appGeneration: app.GetGeneration()})
+	}
+	w.changed(id)
+}
+
+// idleApp is the App whose objects carry label when it is idle, else nil.
+func (w *watchState) idleApp(c *cluster, ns, label string) *unstructured.Unstructured {
+	apps, err := c.dyn.Resource(gvrApp).Namespace(ns).List(w.ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	for i := range apps.Items {
+		if appLabel(&apps.Items[i]) == label && appIdle(&apps.Items[i]) {
+			return &apps.Items[i]
+		}
+	}
+	return nil
 }
 
 // inNamespace reports a change of an object in a service's namespace.
@@ -112,15 +170,22 @@ func (w *watchState) inNamespace(namespaces cache.Store, obj any) {
 	if !ok {
 		return
 	}
-	item, exists, err := namespaces.GetByKey(u.GetNamespace())
+	if id := serviceOf(namespaces, u.GetNamespace()); id != "" {
+		w.changed(id)
+	}
+}
+
+// serviceOf is the service whose namespace ns is, "" for none.
+func serviceOf(namespaces cache.Store, ns string) string {
+	item, exists, err := namespaces.GetByKey(ns)
 	if err != nil || !exists {
-		return
+		return ""
 	}
-	if ns, ok := item.(*unstructured.Unstructured); ok {
-		if id := ns.GetAnnotations()[AnnotationServiceID]; id != "" {
-			w.changed(id)
-		}
+	u, ok := item.(*unstructured.Unstructured)
+	if !ok {
+		return ""
 	}
+	return u.GetAnnotations()[AnnotationServiceID]
 }
 
 // served reports whether the cluster serves a resource (a cluster without

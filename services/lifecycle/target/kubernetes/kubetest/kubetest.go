@@ -1,19 +1,19 @@
-// Package kubetest starts real Kubernetes API servers for tests: the
-// pinned kube-apiserver and etcd (make kube-test-bins builds them into
-// .bin/), started by controller-runtime's envtest, with kapp-controller's
-// CRDs registered.
+// Package kubetest starts real Kubernetes API servers for tests, each with
+// the real kapp-controller reconciling on it: the pinned kube-apiserver and
+// etcd (make kube-test-bins builds them into .bin/), started by
+// controller-runtime's envtest, with kapp-controller's CRDs, namespace,
+// RBAC and aggregated API (data.packaging.carvel.dev) registered as its
+// release config does, and kapp-controller itself (make
+// kapp-controller-bins) running as two processes against it. README.md of
+// the kubernetes package says what differs from a pod and why.
 //
-// The data.packaging.carvel.dev Package and PackageMetadata CRDs STAND IN
-// for kapp-controller's aggregated API server: they are generated from
-// kapp-controller's own InternalPackage/InternalPackageMetadata CRDs (see
-// kubetest/testdata/kapp-controller-crds.yaml, made by `make kapp-crds` with tools/kapp).
-//
-// When the binaries are missing or the API server cannot start, the test
-// FAILS (never skips), naming what to run.
+// When the binaries are missing or a part cannot start, the test FAILS
+// (never skips), naming what to run.
 package kubetest
 
 import (
-	_ "embed" // the CRDs travel with the package
+	"context"
+	_ "embed" // the manifests travel with the package
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +24,9 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/require"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -40,28 +43,33 @@ const (
 	EtcdVersion = "3.7.3"
 )
 
-//go:embed testdata/kapp-controller-crds.yaml
-var crdsYAML []byte
+// kappManifests is kapp-controller's release config (namespaces, CRDs,
+// RBAC) rendered by its own ytt templates: make kapp-manifests.
+//
+//go:embed testdata/kapp-controller.yaml
+var kappManifests []byte
 
-// Cluster is a running API server.
+// Cluster is a running API server with kapp-controller.
 type Cluster struct {
 	Config *rest.Config
 	Kube   kubernetes.Interface
 	Dyn    dynamic.Interface
 	env    *envtest.Environment
+	kapp   *kappController
+	certs  string
 }
 
-// assets finds the binaries: KUBEBUILDER_ASSETS, else .bin/kube-<version>
-// at the repository root above this source file.
-func assets() string {
-	if a := os.Getenv("KUBEBUILDER_ASSETS"); a != "" {
+// binDir finds pinned binaries: the environment variable, else
+// .bin/<sub> at the repository root above this source file.
+func binDir(envVar, sub string) string {
+	if a := os.Getenv(envVar); a != "" {
 		return a
 	}
 	_, file, _, _ := runtime.Caller(0)
 	dir := filepath.Dir(file)
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
-			return filepath.Join(dir, ".bin", "kube-"+KubeVersion)
+			return filepath.Join(dir, ".bin", sub)
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
@@ -71,23 +79,33 @@ func assets() string {
 	}
 }
 
-// CRDs are kapp-controller's CRDs (PackageInstall; Package and
-// PackageMetadata standing in for its aggregated API).
-func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	var out []*apiextensionsv1.CustomResourceDefinition
-	for _, doc := range splitYAML(crdsYAML) {
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(doc, crd); err != nil {
-			return nil, fmt.Errorf("kapp-controller CRDs: %w", err)
+// Manifests splits kapp-controller's release config into its CRDs and the
+// other objects (namespaces, service account, RBAC).
+func Manifests() ([]*apiextensionsv1.CustomResourceDefinition, []*unstructured.Unstructured, error) {
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	var objs []*unstructured.Unstructured
+	for _, doc := range splitYAML(kappManifests) {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal(doc, &u.Object); err != nil {
+			return nil, nil, fmt.Errorf("kapp-controller manifests: %w", err)
 		}
-		if crd.Name != "" {
-			out = append(out, crd)
+		switch u.GetKind() {
+		case "":
+		case "CustomResourceDefinition":
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := yaml.UnmarshalStrict(doc, crd); err != nil {
+				return nil, nil, fmt.Errorf("kapp-controller CRDs: %w", err)
+			}
+			crds = append(crds, crd)
+		default:
+			objs = append(objs, u)
 		}
 	}
-	return out, nil
+	return crds, objs, nil
 }
 
-// Start runs an API server (with its etcd) until the test ends.
+// Start runs an API server (with its etcd and kapp-controller) until the
+// test ends.
 func Start(t testing.TB) *Cluster {
 	t.Helper()
 	c, err := StartCluster()
@@ -98,42 +116,96 @@ func Start(t testing.TB) *Cluster {
 
 var quietOnce sync.Once
 
-// StartCluster runs an API server; Stop it.
+// StartCluster runs an API server and kapp-controller; Stop them.
 func StartCluster() (*Cluster, error) {
 	// envtest logs through controller-runtime, which otherwise complains
 	// (with a stack) that no logger was set.
 	quietOnce.Do(func() { ctrllog.SetLogger(logr.Discard()) })
-	dir := assets()
+	dir := binDir("KUBEBUILDER_ASSETS", "kube-"+KubeVersion)
 	for _, bin := range []string{"kube-apiserver", "etcd"} {
 		if _, err := os.Stat(filepath.Join(dir, bin)); err != nil {
 			return nil, fmt.Errorf("%s not found in %q: run `make kube-test-bins` (builds kube-apiserver %s and etcd %s into .bin/) or set KUBEBUILDER_ASSETS: %w",
 				bin, dir, KubeVersion, EtcdVersion, err)
 		}
 	}
-	crds, err := CRDs()
+	crds, objs, err := Manifests()
 	if err != nil {
 		return nil, err
 	}
-	env := &envtest.Environment{BinaryAssetsDirectory: dir, CRDs: crds, ErrorIfCRDPathMissing: true}
-	cfg, err := env.Start()
-	if err != nil {
-		return nil, fmt.Errorf("start kube-apiserver %s from %s: %w", KubeVersion, dir, err)
-	}
-	cfg.QPS, cfg.Burst = 500, 1000
-	c := &Cluster{Config: cfg, env: env}
-	if c.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
-		_ = env.Stop()
+	c := &Cluster{env: &envtest.Environment{BinaryAssetsDirectory: dir, CRDs: crds, ErrorIfCRDPathMissing: true}}
+	if c.certs, err = os.MkdirTemp("", "kubetest-front-proxy"); err != nil {
 		return nil, err
 	}
-	if c.Dyn, err = dynamic.NewForConfig(cfg); err != nil {
-		_ = env.Stop()
+	if err := configureAggregation(c.env, c.certs); err != nil {
+		_ = os.RemoveAll(c.certs)
+		return nil, err
+	}
+	if err := c.start(dir, objs); err != nil {
+		_ = c.Stop()
 		return nil, err
 	}
 	return c, nil
 }
 
-// Stop stops the API server and etcd.
-func (c *Cluster) Stop() error { return c.env.Stop() }
+func (c *Cluster) start(dir string, objs []*unstructured.Unstructured) error {
+	cfg, err := c.env.Start()
+	if err != nil {
+		return fmt.Errorf("start kube-apiserver %s from %s: %w", KubeVersion, dir, err)
+	}
+	cfg.QPS, cfg.Burst = 500, 1000
+	c.Config = cfg
+	if c.Kube, err = kubernetes.NewForConfig(cfg); err != nil {
+		return err
+	}
+	if c.Dyn, err = dynamic.NewForConfig(cfg); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	if err := c.create(ctx, objs); err != nil {
+		return err
+	}
+	if err := aggregateClusterRoles(ctx, c.Kube); err != nil {
+		return err
+	}
+	c.kapp, err = startKappController(ctx, c, binDir("KAPP_CONTROLLER_ASSETS", "kapp-controller-"+KappControllerVersion))
+	return err
+}
+
+// manifestKinds are the kinds of kapp-controller's release config besides
+// its CRDs.
+var manifestKinds = map[string]schema.GroupVersionResource{
+	"Namespace":          {Version: "v1", Resource: "namespaces"},
+	"ServiceAccount":     {Version: "v1", Resource: "serviceaccounts"},
+	"ClusterRole":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding": {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"RoleBinding":        {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+}
+
+func (c *Cluster) create(ctx context.Context, objs []*unstructured.Unstructured) error {
+	for _, u := range objs {
+		gvr, ok := manifestKinds[u.GetKind()]
+		if !ok {
+			return fmt.Errorf("kapp-controller manifests: kind %s is not one kubetest installs", u.GetKind())
+		}
+		var err error
+		if u.GetNamespace() == "" {
+			_, err = c.Dyn.Resource(gvr).Create(ctx, u, metav1.CreateOptions{})
+		} else {
+			_, err = c.Dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(ctx, u, metav1.CreateOptions{})
+		}
+		if err != nil {
+			return fmt.Errorf("kapp-controller manifests: %s %s: %w", u.GetKind(), u.GetName(), err)
+		}
+	}
+	return nil
+}
+
+// Stop stops kapp-controller, the API server and etcd.
+func (c *Cluster) Stop() error {
+	c.kapp.stop()
+	defer func() { _ = os.RemoveAll(c.certs) }()
+	return c.env.Stop()
+}
 
 // WriteKubeconfig writes a kubeconfig reaching the cluster to file.
 func (c *Cluster) WriteKubeconfig(file string) error {
