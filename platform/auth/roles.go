@@ -75,6 +75,7 @@ func (r Role) Has(p Permission) bool {
 
 const (
 	lifecycleSvc = "/vcfservices.lifecycle.v1.LifecycleService/"
+	rolloutSvc   = "/vcfservices.lifecycle.v1.RolloutService/"
 )
 
 // methodPermissions maps gRPC methods to the permission they need. Whole
@@ -104,6 +105,12 @@ var methodPermissions = map[string]Permission{
 	lifecycleSvc + "ListServiceVersions":    PermRead,
 	lifecycleSvc + "GetPlatformInventory":   PermRead,
 	lifecycleSvc + "CheckSupervisorUpgrade": PermRead,
+	// Rollouts: approve, abort, quarantine, clear and the provider's
+	// strategies are an administrator's (PermAdmin, by not being listed).
+	rolloutSvc + "GetRollout":           PermRead,
+	rolloutSvc + "GetRolloutStrategies": PermRead,
+	rolloutSvc + "PauseRollout":         PermWrite,
+	rolloutSvc + "ResumeRollout":        PermWrite,
 }
 
 // internalServices are called only by other services.

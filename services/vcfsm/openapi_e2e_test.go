@@ -200,13 +200,38 @@ func openAPIRestOfTheSurface(t *testing.T, w *world, c *contract, base, src2 str
 			return v.Version == version && v.Status == "Healthy" && v.Phase == ""
 		})
 	}
-	c.want(http.StatusAccepted, c.call(http.MethodPatch, base, onebox.Token, map[string]any{"source": src2}))
+	openAPIRollout(t, w, c, base, src2)
 	settled("2.0.0")
 	c.want(http.StatusAccepted, c.call(http.MethodPost, base+"/rollback", onebox.Token, map[string]any{}))
 	settled("1.0.0")
 	c.want(http.StatusAccepted, c.call(http.MethodPut, base, onebox.Token, map[string]any{
 		"id": id, "values": map[string]any{}, "lifecycleState": "active", "labels": map[string]string{"team": "platform"},
 	}))
+}
+
+// openAPIRollout upgrades in two waves through every rollout route: the
+// provider's strategy, the rollout's state, pause, resume, approval, and a
+// version quarantined and cleared.
+func openAPIRollout(t *testing.T, w *world, c *contract, base, src2 string) {
+	t.Helper()
+	strategies := map[string]any{"strategies": []any{map[string]any{"name": "canary-first", "waves": []any{
+		map[string]any{"name": "canary", "regions": []string{"us-west-1"}},
+		map[string]any{"name": "rest", "rest": true, "approval": true, "soak": "0s"},
+	}}}}
+	c.want(http.StatusOK, c.call(http.MethodPut, "/v2/rollout-strategies", onebox.Token, strategies))
+	c.want(http.StatusOK, c.call(http.MethodGet, "/v2/rollout-strategies", onebox.Token, nil))
+	c.want(http.StatusAccepted, c.call(http.MethodPatch, base, onebox.Token, map[string]any{"source": src2, "rollout": map[string]any{"name": "canary-first"}}))
+	id := strings.TrimPrefix(base, "/v2/vcf-services/")
+	waitRollout(t, w, id, "WaitingApproval")
+	c.want(http.StatusOK, c.call(http.MethodGet, base+"/rollout", onebox.Token, nil))
+	c.want(http.StatusOK, c.call(http.MethodPost, base+"/rollout/pause", onebox.Token, map[string]any{}))
+	c.want(http.StatusOK, c.call(http.MethodPost, base+"/rollout/resume", onebox.Token, map[string]any{}))
+	c.want(http.StatusOK, c.call(http.MethodPost, base+"/rollout/approve", onebox.Token, map[string]any{}))
+	waitRollout(t, w, id, "Succeeded")
+	c.want(http.StatusBadRequest, c.call(http.MethodPost, base+"/rollout/abort", onebox.Token, map[string]any{"reason": "too late"}))
+	q := "/v2/vcf-service-versions/" + arcturusName + "/1.0.0/quarantine"
+	c.want(http.StatusOK, c.call(http.MethodPost, q, onebox.Token, map[string]any{"reason": "a known bad build"}))
+	c.want(http.StatusOK, c.call(http.MethodDelete, q, onebox.Token, nil))
 }
 
 // openAPIErrors: the errors people meet, each documented with its status.

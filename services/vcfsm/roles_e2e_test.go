@@ -2,9 +2,12 @@ package vcfsm_test
 
 import (
 	"net/http"
+
 	"sort"
 	"strings"
 	"testing"
+
+	"google.golang.org/grpc"
 
 	"github.com/stretchr/testify/require"
 
@@ -42,22 +45,41 @@ var routeTable = []struct {
 	{http.MethodGet, "/v2/inventory", "GetPlatformInventory", auth.PermRead},
 	{http.MethodPut, "/v2/inventory", "PutPlatformInventory", auth.PermInventoryWrite},
 	{http.MethodPost, "/v2/supervisors/{supervisor}/upgrade-check", "CheckSupervisorUpgrade", auth.PermRead},
+	{http.MethodGet, "/v2/vcf-services/{id}/rollout", "RolloutService/GetRollout", auth.PermRead},
+	{http.MethodPost, "/v2/vcf-services/{id}/rollout/approve", "RolloutService/ApproveRollout", auth.PermAdmin},
+	{http.MethodPost, "/v2/vcf-services/{id}/rollout/pause", "RolloutService/PauseRollout", auth.PermWrite},
+	{http.MethodPost, "/v2/vcf-services/{id}/rollout/resume", "RolloutService/ResumeRollout", auth.PermWrite},
+	{http.MethodPost, "/v2/vcf-services/{id}/rollout/abort", "RolloutService/AbortRollout", auth.PermAdmin},
+	{http.MethodPost, "/v2/vcf-service-versions/{name}/{version}/quarantine", "RolloutService/QuarantineVersion", auth.PermAdmin},
+	{http.MethodDelete, "/v2/vcf-service-versions/{name}/{version}/quarantine", "RolloutService/ClearQuarantine", auth.PermAdmin},
+	{http.MethodGet, "/v2/rollout-strategies", "RolloutService/GetRolloutStrategies", auth.PermRead},
+	{http.MethodPut, "/v2/rollout-strategies", "RolloutService/PutRolloutStrategies", auth.PermAdmin},
+}
+
+// fullMethod is a route's gRPC method: LifecycleService's unless it names
+// its service.
+func fullMethod(rpc string) string {
+	if strings.Contains(rpc, "/") {
+		return "/vcfservices.lifecycle.v1." + rpc
+	}
+	return "/vcfservices.lifecycle.v1.LifecycleService/" + rpc
 }
 
 // The table covers every RPC of the lifecycle service, and the policy in
 // platform/auth agrees with it.
 func TestRouteTableCoversEveryRPC(t *testing.T) {
-	desc := lifecyclev1.LifecycleService_ServiceDesc
 	var rpcs, listed []string
-	for _, m := range desc.Methods {
-		rpcs = append(rpcs, m.MethodName)
-	}
-	for _, s := range desc.Streams {
-		rpcs = append(rpcs, s.StreamName)
+	for _, desc := range []grpc.ServiceDesc{lifecyclev1.LifecycleService_ServiceDesc, lifecyclev1.RolloutService_ServiceDesc} {
+		for _, m := range desc.Methods {
+			rpcs = append(rpcs, "/"+desc.ServiceName+"/"+m.MethodName)
+		}
+		for _, s := range desc.Streams {
+			rpcs = append(rpcs, "/"+desc.ServiceName+"/"+s.StreamName)
+		}
 	}
 	for _, r := range routeTable {
-		listed = append(listed, r.rpc)
-		require.Equal(t, r.perm, auth.MethodPermission("/"+desc.ServiceName+"/"+r.rpc), r.rpc)
+		listed = append(listed, fullMethod(r.rpc))
+		require.Equal(t, r.perm, auth.MethodPermission(fullMethod(r.rpc)), r.rpc)
 	}
 	sort.Strings(rpcs)
 	sort.Strings(listed)
@@ -75,7 +97,7 @@ func TestEveryRouteWithEveryRole(t *testing.T) {
 		auth.RoleViewer: onebox.ViewerToken, auth.RoleService: onebox.ServiceToken,
 	}
 	for _, r := range routeTable {
-		path := strings.NewReplacer("{id}", id, "{supervisor}", "sv-1").Replace(r.path)
+		path := strings.NewReplacer("{id}", id, "{supervisor}", "sv-1", "{name}", "x.example.com", "{version}", "1.0.0").Replace(r.path)
 		for _, role := range auth.Roles {
 			var body any
 			if r.method != http.MethodGet && r.method != http.MethodDelete {

@@ -106,6 +106,9 @@ func New(ctx context.Context, conn *grpc.ClientConn, opts Options) (http.Handler
 	if err := lifecyclev1.RegisterLifecycleServiceHandlerClient(ctx, mux, client); err != nil {
 		return nil, fmt.Errorf("register lifecycle routes: %w", err)
 	}
+	if err := lifecyclev1.RegisterRolloutServiceHandlerClient(ctx, mux, lifecyclev1.NewRolloutServiceClient(conn)); err != nil {
+		return nil, fmt.Errorf("register rollout routes: %w", err)
+	}
 	root := http.NewServeMux()
 	route(root, "GET /v2/openapi.json", http.HandlerFunc(serveOpenAPI))
 	route(root, "GET "+VCFAPrefix+"/v2/openapi.json", http.HandlerFunc(serveOpenAPI))

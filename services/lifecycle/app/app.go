@@ -69,6 +69,8 @@ type Config struct {
 	SimulatorSeed string
 	// ReconcileInterval is the controllers' period.
 	ReconcileInterval time.Duration
+	// RolloutPoll is how often a running rollout looks at its targets.
+	RolloutPoll time.Duration
 	// StepTimeout bounds each operation step.
 	StepTimeout time.Duration
 	// StepTimeouts override StepTimeout per step name (tests).
@@ -168,6 +170,7 @@ func (c *Config) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&c.TargetDriver, "target-driver", "simulator", "target driver: simulator (every target SIMULATED) or kubernetes (Supervisor SupervisorServices and Secrets on each Supervisor's Kubernetes API; VCF Automation and vCenter stay simulated)")
 	fs.StringVar(&c.KubeconfigDir, "kubeconfig-dir", "", "directory holding <supervisor>.kubeconfig for each Supervisor, with --target-driver=kubernetes; an inventory Supervisor's kubeconfig field wins")
 	fs.DurationVar(&c.ReconcileInterval, "reconcile-interval", 2*time.Second, "how often controllers re-check every active service")
+	fs.DurationVar(&c.RolloutPoll, "rollout-poll", time.Second, "how often a running rollout reads the health of the targets it moved (and looks for approvals and open windows)")
 	fs.DurationVar(&c.StepTimeout, "step-timeout", 10*time.Minute, "time bound of one operation step; a step exceeding it marks its operation stuck")
 	fs.Int64Var(&c.BundleLimits.MaxDownloadBytes, "bundle-max-download-bytes", 0, "largest bundle tarball downloaded (0: 2 GiB)")
 	fs.Int64Var(&c.BundleLimits.MaxBundleBytes, "bundle-max-bytes", 0, "largest extracted bundle tree (0: 64 MiB)")
@@ -292,6 +295,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	mcfg := manager.Config{
 		VerifySignatures:  sigs.check(),
 		ReconcileInterval: cfg.ReconcileInterval,
+		RolloutPoll:       cfg.RolloutPoll,
 		StepTimeout:       cfg.StepTimeout,
 		StepTimeouts:      cfg.StepTimeouts,
 		Logger:            log,
@@ -437,6 +441,12 @@ func (s *Service) Register(srv *grpcx.Server) {
 	srv.RegisterErrors(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, server.ErrorTable)
 	srv.InterceptUnary(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.handler.Interceptor(s.minRevisionWait))
 	srv.SetReadiness(lifecyclev1.LifecycleService_ServiceDesc.ServiceName, s.ready)
+	// Fleet rollouts: the same errors, parameter bounds, redaction and
+	// revision waits as the lifecycle calls.
+	lifecyclev1.RegisterRolloutServiceServer(srv, server.NewRolloutHandler(s.manager))
+	srv.RegisterErrors(lifecyclev1.RolloutService_ServiceDesc.ServiceName, server.ErrorTable)
+	srv.InterceptUnary(lifecyclev1.RolloutService_ServiceDesc.ServiceName, s.handler.Interceptor(s.minRevisionWait))
+	srv.SetReadiness(lifecyclev1.RolloutService_ServiceDesc.ServiceName, s.ready)
 }
 
 // Start resumes unfinished operations and runs the workers and controllers

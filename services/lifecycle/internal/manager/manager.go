@@ -67,6 +67,9 @@ type Config struct {
 	VerifySignatures func(*bundle.Bundle) error
 	// Observer receives metrics and trace events; nil: none.
 	Observer Observer
+	// RolloutPoll is how often a running rollout looks at its targets
+	// (0: every second).
+	RolloutPoll time.Duration
 }
 
 func (c *Config) defaults() {
@@ -131,7 +134,7 @@ func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles
 	reader := reads.New(reads.Deps{Repo: repo, Bundles: bundles, Hub: hub, Now: now})
 	runner := ops.New(ops.Deps{
 		Repo: repo, Bundles: bundles, Ports: ports, Writer: writer, Kick: queue.Add,
-		VerifySignatures: cfg.VerifySignatures, Observer: cfg.Observer, Log: cfg.Logger, Now: now,
+		VerifySignatures: cfg.VerifySignatures, Observer: cfg.Observer, Log: cfg.Logger, Now: now, RolloutPoll: cfg.RolloutPoll,
 	}, ops.Engine{
 		Workers: cfg.Workers, StepTimeout: cfg.stepTimeout, RetryBackoff: cfg.RetryBackoff,
 		SweepEvery: 5 * cfg.ReconcileInterval, Claims: cfg.Claims, ClaimSweep: cfg.ClaimSweep,

@@ -32,7 +32,7 @@ func (r *Runner) RegisterVersion(ctx context.Context, source string, builtIn boo
 	}
 	entry := &lifecycle.CatalogEntry{Name: b.Package.RefName, Version: b.Package.Version, Source: source, Digest: b.Digest,
 		Status: lifecycle.StatusReady, RegisteredAt: r.d.Now(), BuiltIn: builtIn, Constraints: steps.CatalogConstraints(b)}
-	if err := r.d.Writer.Update(ctx, func(tx lifecycle.Tx) error { return tx.PutCatalog(entry) }); err != nil {
+	if err := r.d.Writer.Update(ctx, func(tx lifecycle.Tx) error { return putCatalog(tx, entry) }); err != nil {
 		return nil, err
 	}
 	// A new version: the services of that package check for an automatic

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/commit"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fleet"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"sigs.k8s.io/yaml"
@@ -28,9 +29,17 @@ type Change struct {
 	Source         *string
 	AutoUpgrade    *bool
 	AutoRollback   *bool
+	// Rollout asks the upgrade (Source) to roll out in waves;
+	// RolloutStrategy names the provider strategy the service's upgrades
+	// use ("": the provider's default).
+	Rollout         *lifecycle.RolloutRequest
+	RolloutStrategy *string
 	// Revision makes the change conditional on the service's revision.
 	Revision    *int64
 	RequestedBy string
+
+	// strategy is the rollout the upgrade resolved to (nil: all at once).
+	strategy *lifecycle.RolloutStrategy
 }
 
 func decodeOverlay(field, v string) error {
@@ -90,6 +99,14 @@ func (c *Change) validate(bundles lifecycle.Bundles) error {
 			return fmt.Errorf("reconfigure.events: %q is not supported; the supported event is new-supervisor: %w", e, lifecycle.ErrInvalidArgument)
 		}
 	}
+	if c.Rollout != nil && (c.Source == nil || *c.Source == "") {
+		return fmt.Errorf("rollout goes with a source: it says how that upgrade moves across the Supervisors: %w", lifecycle.ErrInvalidArgument)
+	}
+	if c.Rollout != nil {
+		if err := fleet.Validate(c.Rollout.Strategy); err != nil {
+			return err
+		}
+	}
 	if c.Source != nil && *c.Source != "" {
 		if err := lifecycle.ValidateSource(bundles, *c.Source); err != nil {
 			return err
@@ -123,6 +140,9 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	}
 	current, err := r.d.Repo.Service(ctx, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.resolveRollout(ctx, current, &c); err != nil {
 		return nil, err
 	}
 	if c.Source != nil && *c.Source != "" && *c.Source != current.Source {
@@ -209,6 +229,9 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
 			return nil, fmt.Errorf("change either source (an upgrade) or lifecycleState in one request, not both: %w", lifecycle.ErrInvalidArgument)
 		}
+		if c.strategy != nil {
+			return startRollout(d, svc, *c.Source, "", false, c.RequestedBy, c.strategy), nil
+		}
 		return startUpgrade(d, svc, *c.Source, "", false, c.RequestedBy), nil
 	}
 
@@ -273,6 +296,9 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	if c.Reconfigure != nil {
 		svc.Reconfigure = slices.Clone(c.Reconfigure)
 	}
+	if c.RolloutStrategy != nil {
+		svc.RolloutStrategy = *c.RolloutStrategy
+	}
 	return valuesChanged
 }
 
@@ -304,4 +330,29 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 	// These transitions are done within the request: no operation runs.
 	svc.Phase = ""
 	return nil, nil
+}
+
+// resolveRollout checks the strategy a change names and, for an upgrade,
+// resolves the rollout it runs (the request's, the service's, the
+// provider's default, or none).
+func (r *Runner) resolveRollout(ctx context.Context, current *lifecycle.Service, c *Change) error {
+	upgrade := c.Source != nil && *c.Source != "" && *c.Source != current.Source
+	if c.RolloutStrategy == nil && !upgrade {
+		return nil
+	}
+	stored, err := r.d.Repo.RolloutStrategies(ctx)
+	if err != nil {
+		return err
+	}
+	named := current.RolloutStrategy
+	if c.RolloutStrategy != nil {
+		named = *c.RolloutStrategy
+		if _, err := fleet.Resolve(nil, named, stored); err != nil {
+			return fmt.Errorf("rolloutStrategy: %w", err)
+		}
+	}
+	if upgrade {
+		c.strategy, err = fleet.Resolve(c.Rollout, named, stored)
+	}
+	return err
 }

@@ -136,7 +136,7 @@ func registerValidate(ctx context.Context, d *Deps, r *run) error {
 		svc.Phase = lifecycle.PhaseResolving
 		entry := &lifecycle.CatalogEntry{Name: svc.Name, Version: svc.Version, Source: svc.Source, Digest: svc.Digest,
 			Status: lifecycle.StatusReady, RegisteredAt: d.Now(), BuiltIn: svc.BuiltIn, Constraints: steps.CatalogConstraints(b)}
-		return tx.PutCatalog(entry)
+		return putCatalog(tx, entry)
 	})
 	return err
 }

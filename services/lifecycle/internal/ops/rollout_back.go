@@ -136,7 +136,7 @@ func (w *waveRun) sharedBack(ctx context.Context) bool {
 func rolloutRolledBack(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error {
 	st := r.op.Rollout
 	st.State = lifecycle.RolloutRolledBack
-	if err := quarantine(ctx, d, u.svc.Name, u.to, &lifecycle.Quarantine{Reason: st.Reason, At: d.Now(), Rollout: r.op.ID}); err != nil {
+	if err := quarantine(ctx, *d, u.svc.Name, u.to, &lifecycle.Quarantine{Reason: st.Reason, At: d.Now(), Rollout: r.op.ID}); err != nil {
 		return err
 	}
 	r.op.Outcome = lifecycle.OutcomeRolledBack
@@ -162,7 +162,7 @@ func rolloutRolledBack(ctx context.Context, d *Deps, r *run, u *upgradeVersions)
 }
 
 // quarantine marks a registered version (q nil: clears it).
-func quarantine(ctx context.Context, d *Deps, name, version string, q *lifecycle.Quarantine) error {
+func quarantine(ctx context.Context, d Deps, name, version string, q *lifecycle.Quarantine) error {
 	return d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
 		entries, err := tx.Catalog(name)
 		if err != nil {
@@ -176,4 +176,20 @@ func quarantine(ctx context.Context, d *Deps, name, version string, q *lifecycle
 		}
 		return fmt.Errorf("version %s of %s is not registered: %w", version, name, lifecycle.ErrNotFound)
 	})
+}
+
+// putCatalog enters a version in the catalog, keeping the quarantine an
+// earlier entry of it carries: registering a version again does not clear
+// it (an administrator does).
+func putCatalog(tx lifecycle.Tx, e *lifecycle.CatalogEntry) error {
+	entries, err := tx.Catalog(e.Name)
+	if err != nil {
+		return err
+	}
+	for _, old := range entries {
+		if old.Version == e.Version && old.Quarantine != nil && e.Quarantine == nil {
+			e.Quarantine = old.Quarantine
+		}
+	}
+	return tx.PutCatalog(e)
 }

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fleet"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 )
@@ -56,7 +58,32 @@ func refuseKnownVersion(ctx context.Context, d *Deps, svc *lifecycle.Service, so
 			if err := steps.CheckTargetVersion(svc, e.Version); err != nil {
 				return fmt.Errorf("%w: %w", err, lifecycle.ErrInvalidArgument)
 			}
+			if q := e.Quarantine; q != nil {
+				return fmt.Errorf("%w: %w", quarantined(e), lifecycle.ErrFailedPrecondition)
+			}
 			return nil
+		}
+	}
+	return nil
+}
+
+// quarantined says why a version may not be upgraded to.
+func quarantined(e *lifecycle.CatalogEntry) error {
+	q := e.Quarantine
+	return fmt.Errorf("version %s of %s is quarantined since %s: %s; an administrator clears it first (DELETE /v2/vcf-service-versions/%s/%s/quarantine, or vcfctl version clear)",
+		e.Version, e.Name, q.At.Format(time.RFC3339), q.Reason, e.Name, e.Version)
+}
+
+// refuseQuarantined refuses a download that turned out to be a
+// quarantined version.
+func refuseQuarantined(ctx context.Context, d *Deps, name, version string) error {
+	entries, err := d.Repo.Catalog(ctx, name)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Version == version && e.Quarantine != nil {
+			return lifecycle.Blocked(lifecycle.ErrTypeDownload, quarantined(e))
 		}
 	}
 	return nil
@@ -87,12 +114,15 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	if err != nil {
 		return err
 	}
+	if err := refuseQuarantined(ctx, d, svc.Name, v); err != nil {
+		return err
+	}
 	if _, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b); err != nil {
 		return err
 	}
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
 	return d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
-		if err := tx.PutCatalog(&lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest,
+		if err := putCatalog(tx, &lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest,
 			Status: lifecycle.StatusReady, RegisteredAt: d.Now(), Constraints: steps.CatalogConstraints(b)}); err != nil {
 			return err
 		}
@@ -271,13 +301,29 @@ func setStatusFromResourcesLater(svc *lifecycle.Service) {
 // registered version (the controllers decide when and to which). It does
 // nothing when the service meanwhile got an operation or stopped asking.
 func (r *Runner) StartAutoUpgrade(ctx context.Context, id string, to *lifecycle.CatalogEntry) error {
+	svc, err := r.d.Repo.Service(ctx, id)
+	if err != nil {
+		return err
+	}
+	stored, err := r.d.Repo.RolloutStrategies(ctx)
+	if err != nil {
+		return err
+	}
+	strategy, err := fleet.Resolve(nil, svc.RolloutStrategy, stored)
+	if err != nil {
+		return err
+	}
 	var op *lifecycle.Operation
-	_, err := r.d.Writer.Mutate(ctx, id, func(tx lifecycle.Tx, s *lifecycle.Service) error {
+	_, err = r.d.Writer.Mutate(ctx, id, func(tx lifecycle.Tx, s *lifecycle.Service) error {
 		op = nil
 		if s.ActiveOperation != "" || !s.AutoUpgrade {
 			return nil
 		}
-		op = startUpgrade(&r.d, s, to.Source, to.Digest, true, "auto-upgrade")
+		if strategy != nil {
+			op = startRollout(&r.d, s, to.Source, to.Digest, true, "auto-upgrade", strategy)
+		} else {
+			op = startUpgrade(&r.d, s, to.Source, to.Digest, true, "auto-upgrade")
+		}
 		running(s, op)
 		return tx.PutOperation(op)
 	})

@@ -32,7 +32,8 @@ type ListResult struct {
 // Fields a filter or sort may name; labels.<k>, locations.<k> and
 // tenants.<k> reach into the maps.
 var listFields = []string{"id", "vendor", "name", "version", "source", "status", "lifecycleState", "phase",
-	"namespace", "createdAt", "updatedAt", "autoUpgrade", "autoRollback", "builtIn"}
+	"namespace", "createdAt", "updatedAt", "autoUpgrade", "autoRollback", "builtIn",
+	"rollout.state", "rollout.toVersion", "rollout.wave", "rolloutStrategy"}
 
 func fieldOf(s *lifecycle.Service, sel string) (string, bool) {
 	switch sel {
@@ -64,6 +65,10 @@ func fieldOf(s *lifecycle.Service, sel string) (string, bool) {
 		return strconv.FormatBool(s.AutoRollback), true
 	case "builtIn":
 		return strconv.FormatBool(s.BuiltIn), true
+	case "rolloutStrategy":
+		return s.RolloutStrategy, true
+	case "rollout.state", "rollout.toVersion", "rollout.wave":
+		return rolloutField(s.Rollout, sel)
 	}
 	var m map[string]string
 	var k string
@@ -123,7 +128,8 @@ func canonicalValue(sel, arg string) string {
 // compareField orders values of a field: versions numerically, the rest
 // as text.
 func compareField(sel, a, b string) int {
-	if sel == "version" {
+	switch sel {
+	case "version", "rollout.toVersion", "rollout.wave":
 		return version.Compare(a, b)
 	}
 	return strings.Compare(a, b)
@@ -321,4 +327,19 @@ func firstInOrder[T any](xs []T, limit int, less func(a, b T) bool) int {
 	top := xs[:limit]
 	sort.Slice(top, func(i, j int) bool { return less(top[i], top[j]) })
 	return limit
+}
+
+// rolloutField is a field of the service's running (or last) rollout;
+// a service that never rolled out has none.
+func rolloutField(r *lifecycle.RolloutSummary, sel string) (string, bool) {
+	if r == nil {
+		return "", false
+	}
+	switch sel {
+	case "rollout.state":
+		return r.State, true
+	case "rollout.toVersion":
+		return r.ToVersion, true
+	}
+	return strconv.Itoa(min(r.Wave+1, r.Waves)), true
 }

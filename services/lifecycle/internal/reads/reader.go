@@ -82,6 +82,8 @@ type StateView struct {
 	PreCheck     *lifecycle.PreCheckReport
 	Progress     *lifecycle.Progress
 	Orphans      []lifecycle.Orphan
+	// Rollout is the running (or last) rollout, every target.
+	Rollout *RolloutView
 }
 
 // State returns every resource's state and the structured errors.
@@ -111,6 +113,9 @@ func (r *Reader) State(ctx context.Context, id string) (*StateView, error) {
 		for _, op := range ops {
 			view.Orphans = append(view.Orphans, op.Orphans...)
 		}
+	}
+	if svc.Rollout != nil {
+		view.Rollout, _ = r.Rollout(ctx, id) // not yet laid out: none to show
 	}
 	return view, nil
 }

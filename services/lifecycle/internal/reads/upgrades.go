@@ -87,11 +87,12 @@ func (r *Reader) AvailableUpgrade(ctx context.Context, svc *lifecycle.Service) (
 }
 
 // NewestUpgrade picks, among a name's catalog entries, the newest Ready
-// version newer than installed (nil when there is none).
+// version newer than installed that is not quarantined (nil when there is
+// none).
 func NewestUpgrade(entries []*lifecycle.CatalogEntry, installed string) *lifecycle.CatalogEntry {
 	var best *lifecycle.CatalogEntry
 	for _, e := range entries {
-		if e.Status != lifecycle.StatusReady || e.Digest == "" || version.Compare(e.Version, installed) <= 0 {
+		if e.Status != lifecycle.StatusReady || e.Digest == "" || e.Quarantine != nil || version.Compare(e.Version, installed) <= 0 {
 			continue
 		}
 		if best == nil || version.Compare(e.Version, best.Version) > 0 {

@@ -42,17 +42,19 @@ func toProto(svc *lifecycle.Service) (*lifecyclev1.VcfService, error) {
 			Signatures:   svc.Accepted.Signatures,
 			AccessGrants: grants,
 		},
-		Reconfigure:  reconfigureOf(svc.Reconfigure),
-		Labels:       nonNil(svc.Labels),
-		Locations:    nonNil(svc.Locations),
-		Tenants:      nonNil(svc.Tenants),
-		AutoUpgrade:  svc.AutoUpgrade,
-		AutoRollback: svc.AutoRollback,
-		BuiltIn:      svc.BuiltIn,
-		Namespace:    svc.Namespace,
-		Revision:     svc.Revision,
-		CreatedAt:    rfc3339(svc.CreatedAt),
-		UpdatedAt:    rfc3339(svc.UpdatedAt),
+		Reconfigure:     reconfigureOf(svc.Reconfigure),
+		Labels:          nonNil(svc.Labels),
+		Locations:       nonNil(svc.Locations),
+		Tenants:         nonNil(svc.Tenants),
+		AutoUpgrade:     svc.AutoUpgrade,
+		AutoRollback:    svc.AutoRollback,
+		BuiltIn:         svc.BuiltIn,
+		Namespace:       svc.Namespace,
+		Revision:        svc.Revision,
+		CreatedAt:       rfc3339(svc.CreatedAt),
+		UpdatedAt:       rfc3339(svc.UpdatedAt),
+		Rollout:         rolloutSummaryProto(svc.Rollout),
+		RolloutStrategy: svc.RolloutStrategy,
 	}, nil
 }
 
@@ -112,6 +114,7 @@ func stateProto(v *reads.StateView) *lifecyclev1.State {
 			Type: o.Kind, Name: o.Name, Namespace: o.Target.Scope, Status: "Orphaned", Message: o.Message + " (target " + o.Target.String() + ")",
 		})
 	}
+	st.Rollout = rolloutProto(v.Rollout)
 	return st
 }
 
@@ -133,7 +136,7 @@ func operationProto(op *lifecycle.Operation) *lifecyclev1.Operation {
 
 func catalogProto(e *lifecycle.CatalogEntry) *lifecyclev1.ServiceVersion {
 	return &lifecyclev1.ServiceVersion{Name: e.Name, Version: e.Version, Source: e.Source, Digest: e.Digest, Status: e.Status,
-		Message: e.Message, RegisteredAt: rfc3339(e.RegisteredAt), BuiltIn: e.BuiltIn}
+		Message: e.Message, RegisteredAt: rfc3339(e.RegisteredAt), BuiltIn: e.BuiltIn, Quarantine: quarantineProto(e.Quarantine)}
 }
 
 func supervisorCheckProto(c *steps.SupervisorVerdict) *lifecyclev1.CheckSupervisorUpgradeResponse {

@@ -56,6 +56,13 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	if body.GetReconfigure() != nil {
 		c.Reconfigure = body.GetReconfigure().GetEvents()
 	}
+	rollout, err := rolloutRequestFromProto(body.GetRollout())
+	if err != nil {
+		return ops.Change{}, err
+	}
+	c.Rollout = rollout
+	strategy := body.GetRolloutStrategy()
+	c.RolloutStrategy = &strategy
 	if src := body.GetSource(); src != "" {
 		c.Source = &src
 	}
@@ -66,6 +73,7 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 var patchFields = map[string]bool{
 	"values": true, "lifecycle_state": true, "phase": true, "labels": true, "locations": true, "accepted": true,
 	"reconfigure": true, "source": true, "auto_upgrade": true, "auto_rollback": true, "tenants": true, "revision": true,
+	"rollout": true, "rollout_strategy": true,
 }
 
 var valueFieldNames = map[string]string{
@@ -126,6 +134,14 @@ func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (ops.Change, error) {
 			if err := patchValues(&c, p.GetValues(), rest); err != nil {
 				return c, err
 			}
+			continue
+		}
+		if top == "rollout" {
+			r, err := rolloutRequestFromProto(p.GetRollout())
+			if err != nil {
+				return c, err
+			}
+			c.Rollout = r
 			continue
 		}
 		patchField(&c, p, top)
@@ -193,5 +209,8 @@ func patchField(c *ops.Change, p *lifecyclev1.ServicePatch, top string) {
 		c.AutoRollback = &b
 	case "revision":
 		c.Revision = p.Revision
+	case "rollout_strategy":
+		s := p.GetRolloutStrategy()
+		c.RolloutStrategy = &s
 	}
 }

@@ -180,7 +180,8 @@ func (h *Handler) hideAnswer(ctx context.Context, req, resp any) any {
 		if d := r.GetResources(); d != nil {
 			d.Data = h.secretsOf(ctx, idOf(req), lifecycle.RenderInput{}).resources(d.GetData())
 		}
-	case *lifecyclev1.PreviewUpgradeResponse, *lifecyclev1.ListServiceHistoryResponse, *lifecyclev1.GetServiceStateResponse:
+	case *lifecyclev1.PreviewUpgradeResponse, *lifecyclev1.ListServiceHistoryResponse, *lifecyclev1.GetServiceStateResponse,
+		*lifecyclev1.GetRolloutResponse:
 		h.secretsOf(ctx, idOf(req), lifecycle.RenderInput{}).message(resp.(interface {
 			ProtoReflect() protoreflect.Message
 		}).ProtoReflect())
