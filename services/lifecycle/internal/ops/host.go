@@ -231,6 +231,9 @@ func (h host) finish(ctx context.Context, r *run) {
 	err := h.r.d.Writer.CloseOperation(ctx, op, func(svc *lifecycle.Service) {
 		if svc.ActiveOperation == op.ID {
 			svc.ActiveOperation = ""
+			if def, ok := operationTypes()[op.Type]; ok && def.onSuccess != nil {
+				def.onSuccess(svc, op)
+			}
 		}
 		if svc.Progress != nil && svc.Progress.OperationID == op.ID {
 			svc.Progress.Percent = 100

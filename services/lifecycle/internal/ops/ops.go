@@ -68,7 +68,10 @@ type operation struct {
 	steps []step
 	// dynamic finds the steps an operation adds as it runs (a rollout's
 	// waves and their rollback), by name.
-	dynamic   func(name string) (step, bool)
+	dynamic func(name string) (step, bool)
+	// onSuccess and onFailure edit the service in the transaction that
+	// closes the operation (and frees the service for the next one).
+	onSuccess func(svc *lifecycle.Service, op *lifecycle.Operation)
 	onFailure func(svc *lifecycle.Service, op *lifecycle.Operation, outcome string)
 }
 

@@ -18,6 +18,9 @@ var registerOp = operation{
 		{"download", registerDownload},
 		{"validate", registerValidate},
 	},
+	onSuccess: func(svc *lifecycle.Service, _ *lifecycle.Operation) {
+		svc.Status = lifecycle.StatusUnresolved
+	},
 	onFailure: func(svc *lifecycle.Service, _ *lifecycle.Operation, _ string) {
 		svc.Status = lifecycle.StatusUnhealthy
 	},
@@ -131,8 +134,11 @@ func registerValidate(ctx context.Context, d *Deps, r *run) error {
 		return err
 	}
 	_, err = d.Writer.Mutate(ctx, svc.ID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
+		// Unresolved comes with the operation's end (onSuccess), in the
+		// transaction that lets the service take its next operation: a
+		// client that sees Unresolved and activates is never refused
+		// because the registration still held the service.
 		svc.ErrorDetails = warnings
-		svc.Status = lifecycle.StatusUnresolved
 		svc.Phase = lifecycle.PhaseResolving
 		entry := &lifecycle.CatalogEntry{Name: svc.Name, Version: svc.Version, Source: svc.Source, Digest: svc.Digest,
 			Status: lifecycle.StatusReady, RegisteredAt: d.Now(), BuiltIn: svc.BuiltIn, Constraints: steps.CatalogConstraints(b)}
