@@ -15,11 +15,8 @@ import (
 
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/protobuf/encoding/protojson"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	compatibilityv1 "github.com/vcfsm/vcfsm/gen/vcfservices/compatibility/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	precheckv1 "github.com/vcfsm/vcfsm/gen/vcfservices/precheck/v1"
@@ -38,7 +35,6 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/server"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/telemetry"
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/wire"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
@@ -395,44 +391,6 @@ func (s *Service) dialPeers(cfg Config, tel *observability.Telemetry) (lifecycle
 		return lifecycle.Peers{}, err
 	}
 	return peers.New(compat, rend, pre), nil
-}
-
-// loadInventoryFile replaces the stored inventory with the file's, when
-// one is given.
-func (s *Service) loadInventoryFile(ctx context.Context, file string) error {
-	if file == "" {
-		return nil
-	}
-	p, err := LoadInventory(file)
-	if err != nil {
-		return err
-	}
-	inv := wire.Inventory(p)
-	if err := lifecycle.ValidateInventory(inv); err != nil {
-		return fmt.Errorf("inventory file %s: %w", file, err)
-	}
-	if _, err := s.manager.PutInventory(ctx, inv); err != nil {
-		return fmt.Errorf("inventory file %s: %w", file, err)
-	}
-	s.log.Info("platform inventory loaded", "file", file, "regions", len(inv.Regions))
-	return nil
-}
-
-// LoadInventory reads api.md's Inventory from a YAML or JSON file.
-func LoadInventory(file string) (*commonv1.Inventory, error) {
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("inventory file: %w", err)
-	}
-	js, err := yaml.YAMLToJSON(raw)
-	if err != nil {
-		return nil, fmt.Errorf("inventory file %s: %w", file, err)
-	}
-	inv := &commonv1.Inventory{}
-	if err := protojson.Unmarshal(js, inv); err != nil {
-		return nil, fmt.Errorf("inventory file %s: %w", file, err)
-	}
-	return inv, nil
 }
 
 // Register adds the lifecycle gRPC service and its error table to srv.

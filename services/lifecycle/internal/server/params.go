@@ -78,19 +78,16 @@ func (h *Handler) Interceptor(wait time.Duration) grpc.UnaryServerInterceptor {
 			return nil, err
 		}
 		if !canSeeSecrets(ctx) {
-			handler = h.hiding(handler)
+			// Run the handler, then hide the secrets of its answer.
+			next := handler
+			handler = func(ctx context.Context, req any) (any, error) {
+				resp, err := next(ctx, req)
+				if err != nil {
+					return resp, err
+				}
+				return h.hideAnswer(ctx, req, resp), nil
+			}
 		}
 		return revisions(ctx, req, info, handler)
-	}
-}
-
-// hiding runs handler and hides the secrets of its answer.
-func (h *Handler) hiding(handler grpc.UnaryHandler) grpc.UnaryHandler {
-	return func(ctx context.Context, req any) (any, error) {
-		resp, err := handler(ctx, req)
-		if err != nil {
-			return resp, err
-		}
-		return h.hideAnswer(ctx, req, resp), nil
 	}
 }

@@ -70,7 +70,7 @@ func (r *Repo) Reseal(ctx context.Context) (int, error) {
 	if rec, err := r.s.Get(ctx, BucketPlatform, keySealedBy); err == nil && string(rec.Value) == r.keys.Primary() {
 		return 0, nil
 	}
-	n, err := r.reseal(ctx)
+	n, err := resealer{r}.reseal(ctx)
 	if err != nil {
 		return n, err
 	}
@@ -87,21 +87,24 @@ func (r *Repo) Reseal(ctx context.Context) (int, error) {
 // marker is scanned again.)
 const keySealedBy = "sealed-all-by"
 
-func (r *Repo) reseal(ctx context.Context) (int, error) {
+// resealer re-seals a repository's records (Reseal's scan and writes).
+type resealer struct{ r *Repo }
+
+func (x resealer) reseal(ctx context.Context) (int, error) {
 	n := 0
-	for _, svc := range r.Services(ctx) {
-		done, err := r.resealService(ctx, svc.ID)
+	for _, svc := range x.r.Services(ctx) {
+		done, err := x.resealService(ctx, svc.ID)
 		n += done
 		if err != nil {
 			return n, fmt.Errorf("re-seal service %s: %w", svc.ID, err)
 		}
-		recs, err := r.s.List(ctx, BucketResources, svc.ID+"|")
+		recs, err := x.r.s.List(ctx, BucketResources, svc.ID+"|")
 		if err != nil {
 			return n, fmt.Errorf("re-seal the resources of %s: %w", svc.ID, err)
 		}
 		var stale []store.Record
 		for _, rec := range recs {
-			res, err := r.staleSeal(rec)
+			res, err := x.staleSeal(rec)
 			if err != nil {
 				return n, fmt.Errorf("re-seal the resources of %s: %w", svc.ID, err)
 			}
@@ -114,7 +117,7 @@ func (r *Repo) reseal(ctx context.Context) (int, error) {
 		for len(stale) > 0 {
 			batch := stale[:min(resealBatch, len(stale))]
 			stale = stale[len(batch):]
-			done, err := r.resealRecords(ctx, batch)
+			done, err := x.resealRecords(ctx, batch)
 			n += done
 			if err != nil {
 				return n, fmt.Errorf("re-seal the resources of %s: %w", svc.ID, err)
@@ -126,19 +129,19 @@ func (r *Repo) reseal(ctx context.Context) (int, error) {
 
 // resealService seals a service's value layers again when they are not
 // sealed by the primary key; 1 when it did.
-func (r *Repo) resealService(ctx context.Context, id string) (int, error) {
-	rec, err := r.s.Get(ctx, BucketServices, id)
+func (x resealer) resealService(ctx context.Context, id string) (int, error) {
+	rec, err := x.r.s.Get(ctx, BucketServices, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
 		return 0, err
 	}
-	if stale, err := r.staleService(rec); err != nil || !stale {
+	if stale, err := x.staleService(rec); err != nil || !stale {
 		return 0, err
 	}
 	done := 0
-	err = r.Update(ctx, func(ltx lifecycle.Tx) error {
+	err = x.r.Update(ctx, func(ltx lifecycle.Tx) error {
 		done = 0
 		t := ltx.(*tx)
 		rec, err := t.stx.Get(BucketServices, id)
@@ -148,10 +151,10 @@ func (r *Repo) resealService(ctx context.Context, id string) (int, error) {
 		if err != nil {
 			return err
 		}
-		if stale, err := r.staleService(rec); err != nil || !stale {
+		if stale, err := x.staleService(rec); err != nil || !stale {
 			return err
 		}
-		svc, err := decodeService(r.keys, rec)
+		svc, err := decodeService(x.r.keys, rec)
 		if err != nil {
 			return err
 		}
@@ -163,13 +166,13 @@ func (r *Repo) resealService(ctx context.Context, id string) (int, error) {
 
 // staleService reports a service record whose value layers are not sealed
 // by the primary key.
-func (r *Repo) staleService(rec store.Record) (bool, error) {
-	_, sealedBy, err := decodeSealedService(r.keys, rec)
+func (x resealer) staleService(rec store.Record) (bool, error) {
+	_, sealedBy, err := decodeSealedService(x.r.keys, rec)
 	if err != nil {
 		return false, err
 	}
 	for _, id := range sealedBy {
-		if id != r.keys.Primary() {
+		if id != x.r.keys.Primary() {
 			return true, nil
 		}
 	}
@@ -179,9 +182,9 @@ func (r *Repo) staleService(rec store.Record) (bool, error) {
 // resealRecords seals the given records again with the primary key, in one
 // transaction, re-reading each (another writer may have sealed or removed
 // it since the scan).
-func (r *Repo) resealRecords(ctx context.Context, stale []store.Record) (int, error) {
+func (x resealer) resealRecords(ctx context.Context, stale []store.Record) (int, error) {
 	done := 0
-	err := r.Update(ctx, func(ltx lifecycle.Tx) error {
+	err := x.r.Update(ctx, func(ltx lifecycle.Tx) error {
 		done = 0
 		t := ltx.(*tx)
 		for _, old := range stale {
@@ -192,7 +195,7 @@ func (r *Repo) resealRecords(ctx context.Context, stale []store.Record) (int, er
 			if err != nil {
 				return err
 			}
-			res, err := r.staleSeal(rec)
+			res, err := x.staleSeal(rec)
 			if err != nil {
 				return err
 			}
@@ -212,7 +215,7 @@ func (r *Repo) resealRecords(ctx context.Context, stale []store.Record) (int, er
 // staleSeal returns the resource a record holds when it must be sealed
 // again (nil otherwise). Plain records of kinds that are not sealed are
 // told apart by their kind alone, without decoding the whole resource.
-func (r *Repo) staleSeal(rec store.Record) (*lifecycle.Resource, error) {
+func (x resealer) staleSeal(rec store.Record) (*lifecycle.Resource, error) {
 	if !seal.IsSealed(rec.Value) {
 		var kind struct {
 			Kind string `json:"kind"`
@@ -224,11 +227,11 @@ func (r *Repo) staleSeal(rec store.Record) (*lifecycle.Resource, error) {
 			return nil, nil
 		}
 	}
-	plain, id, err := openRecord(r.keys, rec)
+	plain, id, err := openRecord(x.r.keys, rec)
 	if err != nil {
 		return nil, err
 	}
-	if id == r.keys.Primary() {
+	if id == x.r.keys.Primary() {
 		return nil, nil
 	}
 	var res lifecycle.Resource
