@@ -55,13 +55,13 @@ func redactURL(u *url.URL) string {
 func (f *Fetcher) download(ctx context.Context, u *url.URL, rep *reporter) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return "", fmt.Errorf("%w: GET %s: %w", bundle.ErrFetch, redactURL(u), err)
+		return "", fmt.Errorf("%w: build the request: %w", bundle.ErrFetch, err)
 	}
 	req.Header.Set("Accept", "application/x-tar, application/octet-stream;q=0.9, */*;q=0.1")
 	rep.report(bundle.StepDownloading, 0)
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return "", classifyNetError(ctx, fmt.Sprintf("GET %s", redactURL(u)), err)
+		return "", classifyNetError(ctx, "GET", err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
@@ -70,15 +70,15 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, rep *reporter) (stri
 		if s := printable(snippet); s != "" {
 			detail = ": " + s
 		}
-		return "", fmt.Errorf("%w: GET %s: server answered %s%s", bundle.ErrFetch, redactURL(u), resp.Status, detail)
+		return "", fmt.Errorf("%w: the server answered %s%s", bundle.ErrFetch, resp.Status, detail)
 	}
 	max := f.limits.MaxDownloadBytes
 	if resp.ContentLength > max {
-		return "", fmt.Errorf("%w: GET %s: the tarball is %d bytes, more than the %d allowed (limit MaxDownloadBytes)", bundle.ErrHostile, redactURL(u), resp.ContentLength, max)
+		return "", fmt.Errorf("%w: the tarball is %d bytes, more than the %d allowed (limit MaxDownloadBytes)", bundle.ErrHostile, resp.ContentLength, max)
 	}
 	out, err := os.CreateTemp(f.cfg.TempDir, tmpPrefixDownload+"*.tar")
 	if err != nil {
-		return "", fmt.Errorf("download %s: %w", redactURL(u), err)
+		return "", fmt.Errorf("create the download file: %w", err)
 	}
 	keep := false
 	defer func() {
@@ -90,7 +90,7 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, rep *reporter) (stri
 	var got int64
 	body := &boundedReader{
 		ctx: ctx, r: resp.Body, limit: max,
-		what: fmt.Sprintf("the tarball at %s (limit MaxDownloadBytes)", redactURL(u)),
+		what: "the tarball (limit MaxDownloadBytes)",
 		onRead: func(n int64) {
 			got += n
 			if resp.ContentLength > 0 {
@@ -107,13 +107,13 @@ func (f *Fetcher) download(ctx context.Context, u *url.URL, rep *reporter) (stri
 		case errors.Is(err, ErrStalled):
 			return "", err // the caller's prefix names the source
 		case body.readErr != nil || ctx.Err() != nil:
-			return "", classifyNetError(ctx, fmt.Sprintf("GET %s: after %d bytes", redactURL(u), got), err)
+			return "", classifyNetError(ctx, fmt.Sprintf("GET: after %d bytes", got), err)
 		default:
-			return "", fmt.Errorf("download %s: write %s: %w", redactURL(u), out.Name(), err)
+			return "", fmt.Errorf("write %s: %w", out.Name(), err)
 		}
 	}
 	if err := out.Close(); err != nil {
-		return "", fmt.Errorf("download %s: %w", redactURL(u), err)
+		return "", fmt.Errorf("close %s: %w", out.Name(), err)
 	}
 	rep.report(bundle.StepDownloading, 100)
 	keep = true

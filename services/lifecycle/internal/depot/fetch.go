@@ -1,6 +1,8 @@
 package depot
 
 import (
+	"net/url"
+
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 
 	"context"
@@ -10,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -80,10 +81,9 @@ func (f *Fetcher) Fetch(ctx context.Context, source string, progress bundle.Prog
 		b, err = f.fetchOCI(ctx, source, ps, rep)
 	}
 	if err != nil {
-		if strings.Contains(err.Error(), source) {
-			return nil, err // it names the source already: say it once
-		}
-		return nil, fmt.Errorf("fetch %s: %w", source, err)
+		// The only place the source is named: what fails below says what
+		// and where inside it, never the source again.
+		return nil, fmt.Errorf("fetch %s: %w", redactSource(source), err)
 	}
 	rep.report(bundle.StepDone, 100)
 	return b, nil
@@ -341,4 +341,15 @@ func (f *Fetcher) classifyLayerError(ctx context.Context, src imageSource, compr
 	default:
 		return fmt.Errorf("extract bundle layer %s: %w", name, err)
 	}
+}
+
+// redactSource is a source as errors name it: an https or http URL
+// without credentials, query or fragment (pre-signed URLs carry tokens);
+// oci:// references as given.
+func redactSource(source string) string {
+	u, err := url.Parse(source)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return source
+	}
+	return redactURL(u)
 }

@@ -261,6 +261,7 @@ func TestFetchHTTPErrors(t *testing.T) {
 			_, err := s.fetcher(t, cfg...).Fetch(context.Background(), tc.source, nil)
 			require.ErrorIs(t, err, tc.want)
 			require.ErrorContains(t, err, tc.msg)
+			requireNamedOnce(t, err, tc.source)
 			s.requireOnly(t)
 		})
 	}
@@ -417,8 +418,20 @@ func TestFetchOCIErrors(t *testing.T) {
 			_, err := s.fetcher(t).Fetch(context.Background(), tc.source, nil)
 			require.ErrorIs(t, err, tc.want)
 			require.ErrorContains(t, err, tc.msg)
+			requireNamedOnce(t, err, tc.source)
 			s.requireOnly(t)
 		})
+	}
+}
+
+// requireNamedOnce: an error names its source once, and its repository
+// (for oci://) nowhere else: the fetcher wraps the source once, and what
+// failed inside says what, not where again.
+func requireNamedOnce(t *testing.T, err error, source string) {
+	t.Helper()
+	require.Equal(t, 1, strings.Count(err.Error(), source), "the source is named once: %v", err)
+	if ref, ok := strings.CutPrefix(source, "oci://"); ok {
+		require.Equal(t, 1, strings.Count(err.Error(), ref), "the reference is not repeated: %v", err)
 	}
 }
 

@@ -52,31 +52,31 @@ func (f *Fetcher) fetchOCI(ctx context.Context, source string, ps parsedSource, 
 	}
 	desc, err := remote.Get(ps.ref, src.opts...)
 	if err != nil {
-		return nil, registryError(ctx, "resolve "+ps.ref.String(), err)
+		return nil, registryError(ctx, "resolve", err)
 	}
 	switch {
 	case desc.MediaType.IsIndex():
-		return nil, fmt.Errorf("%w: not an imgpkg bundle: %s is an image index", bundle.ErrHostile, ps.ref)
+		return nil, fmt.Errorf("%w: not an imgpkg bundle: the reference is an image index", bundle.ErrHostile)
 	case !desc.MediaType.IsImage():
-		return nil, fmt.Errorf("%w: not an imgpkg bundle: %s has media type %q", bundle.ErrHostile, ps.ref, desc.MediaType)
+		return nil, fmt.Errorf("%w: not an imgpkg bundle: its media type is %q", bundle.ErrHostile, desc.MediaType)
 	}
 	img, err := desc.Image()
 	if err != nil {
-		return nil, registryError(ctx, "read "+ps.ref.String(), err)
+		return nil, registryError(ctx, "read the image", err)
 	}
 	m, err := img.Manifest()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: invalid manifest: %w", bundle.ErrHostile, ps.ref, err)
+		return nil, fmt.Errorf("%w: invalid manifest: %w", bundle.ErrHostile, err)
 	}
 	if m.Config.Size > maxConfigBytes {
-		return nil, fmt.Errorf("%w: %s: image config of %d bytes, more than the %d allowed", bundle.ErrHostile, ps.ref, m.Config.Size, maxConfigBytes)
+		return nil, fmt.Errorf("%w: image config of %d bytes, more than the %d allowed", bundle.ErrHostile, m.Config.Size, maxConfigBytes)
 	}
 	cfg, err := img.ConfigFile()
 	if err != nil {
-		return nil, registryError(ctx, "read config of "+ps.ref.String(), err)
+		return nil, registryError(ctx, "read the image config", err)
 	}
 	if _, ok := cfg.Config.Labels[bundleConfigLabel]; !ok {
-		return nil, fmt.Errorf("%w: not an imgpkg bundle: %s has no %s label in its config (push it with imgpkg push -b)", bundle.ErrHostile, ps.ref, bundleConfigLabel)
+		return nil, fmt.Errorf("%w: not an imgpkg bundle: no %s label in its config (push it with imgpkg push -b)", bundle.ErrHostile, bundleConfigLabel)
 	}
 	src.bundle, src.digest = img, desc.Digest.String()
 	if b, ok, err := f.reuse(src.digest, source); err != nil || ok {
