@@ -56,7 +56,7 @@ func (w *waveRun) move(ctx context.Context) error {
 		due = append(due, t.Supervisor)
 	}
 	shared := !w.state().SharedMoved
-	if len(due) == 0 && !(shared && w.hasShared()) {
+	if len(due) == 0 && (!shared || !w.hasShared()) {
 		return nil
 	}
 	if err := saveRollout(ctx, w.d, w.r, fmt.Sprintf("wave %s: moving %d target(s)", w.name(), len(due))); err != nil {
