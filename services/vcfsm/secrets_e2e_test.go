@@ -68,7 +68,7 @@ func TestNoSecretInOutput(t *testing.T) {
 	// printed the token as an "unknown role"; the error names the line.
 	tokensFile := filepath.Join(t.TempDir(), "tokens")
 	require.NoError(t, os.WriteFile(tokensFile, []byte("# admins\nroot:admin:root-token-0123456789abcdef\nleak:SECRET-TOKENS-VALUE-0123456789:viewer\n"), 0o600))
-	cmd = exec.Command(filepath.Join(dir, "vcfsm"), "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--tokens-file", tokensFile)
+	cmd = exec.Command(filepath.Join(dir, "vcfsm"), "--grpc-listen", "127.0.0.1:0", "--http-listen", "127.0.0.1:0", "--metrics-listen", "127.0.0.1:0", "--tokens-file", tokensFile)
 	cmd.Dir = t.TempDir()
 	cmd.Env = append(os.Environ(), "VCFSM_SERVICE_TOKEN="+secretEnv["VCFSM_SERVICE_TOKEN"])
 	out, err = cmd.CombinedOutput()
