@@ -19,7 +19,9 @@ func TestBasisChanges(t *testing.T) {
 		edit func(svc *lifecycle.Service, inv *lifecycle.Inventory, cat []*lifecycle.CatalogEntry) []*lifecycle.CatalogEntry
 		want []string
 	}{
-		{"nothing", func(*lifecycle.Service, *lifecycle.Inventory, []*lifecycle.CatalogEntry) []*lifecycle.CatalogEntry { return nil }, nil},
+		{"nothing", func(*lifecycle.Service, *lifecycle.Inventory, []*lifecycle.CatalogEntry) []*lifecycle.CatalogEntry {
+			return nil
+		}, nil},
 		{"status only", func(s *lifecycle.Service, _ *lifecycle.Inventory, _ []*lifecycle.CatalogEntry) []*lifecycle.CatalogEntry {
 			s.Status, s.Phase = lifecycle.StatusUnhealthy, lifecycle.PhaseConfiguring
 			return nil
