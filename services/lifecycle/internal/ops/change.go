@@ -37,9 +37,13 @@ type Change struct {
 	// Revision makes the change conditional on the service's revision.
 	Revision    *int64
 	RequestedBy string
+	// PlanID executes a stored upgrade plan (ops/plan.go).
+	PlanID *string
 
 	// strategy is the rollout the upgrade resolved to (nil: all at once).
 	strategy *lifecycle.RolloutStrategy
+	// planDigest is the bundle the executed plan was made for.
+	planDigest string
 }
 
 func decodeOverlay(field, v string) error {
@@ -142,6 +146,11 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if err != nil {
 		return nil, err
 	}
+	if c.PlanID != nil && *c.PlanID != "" {
+		if err := r.applyPlan(ctx, current, &c); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.resolveRollout(ctx, current, &c); err != nil {
 		return nil, err
 	}
@@ -229,10 +238,16 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
 			return nil, fmt.Errorf("change either source (an upgrade) or lifecycleState in one request, not both: %w", lifecycle.ErrInvalidArgument)
 		}
+		var op *lifecycle.Operation
 		if c.strategy != nil {
-			return startRollout(d, svc, *c.Source, "", false, c.RequestedBy, c.strategy), nil
+			op = startRollout(d, svc, *c.Source, c.planDigest, false, c.RequestedBy, c.strategy)
+		} else {
+			op = startUpgrade(d, svc, *c.Source, c.planDigest, false, c.RequestedBy)
 		}
-		return startUpgrade(d, svc, *c.Source, "", false, c.RequestedBy), nil
+		if c.PlanID != nil {
+			op.Params.PlanID = *c.PlanID
+		}
+		return op, nil
 	}
 
 	if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {

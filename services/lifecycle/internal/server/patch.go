@@ -63,6 +63,9 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	c.Rollout = rollout
 	strategy := body.GetRolloutStrategy()
 	c.RolloutStrategy = &strategy
+	if id := body.GetPlanId(); id != "" {
+		c.PlanID = &id
+	}
 	if src := body.GetSource(); src != "" {
 		c.Source = &src
 	}
@@ -73,7 +76,7 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 var patchFields = map[string]bool{
 	"values": true, "lifecycle_state": true, "phase": true, "labels": true, "locations": true, "accepted": true,
 	"reconfigure": true, "source": true, "auto_upgrade": true, "auto_rollback": true, "tenants": true, "revision": true,
-	"rollout": true, "rollout_strategy": true,
+	"rollout": true, "rollout_strategy": true, "plan_id": true,
 }
 
 var valueFieldNames = map[string]string{
@@ -115,6 +118,7 @@ func maskOf(req *lifecyclev1.PatchServiceRequest) []string {
 	add("auto_upgrade", p.GetAutoUpgrade())
 	add("auto_rollback", p.GetAutoRollback())
 	add("revision", p.Revision != nil)
+	add("plan_id", p.GetPlanId() != "")
 	return paths
 }
 
@@ -212,5 +216,8 @@ func patchField(c *ops.Change, p *lifecyclev1.ServicePatch, top string) {
 	case "rollout_strategy":
 		s := p.GetRolloutStrategy()
 		c.RolloutStrategy = &s
+	case "plan_id":
+		s := p.GetPlanId()
+		c.PlanID = &s
 	}
 }
