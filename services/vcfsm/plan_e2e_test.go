@@ -67,7 +67,7 @@ func TestFleetPlanStoredAndExecutedAsApproved(t *testing.T) {
 	id := w.installed(t, w.publish(t, hooked))
 	src2 := w.publish(t, ver("2.0.0", map[string]string{"appplatform.vmware.com/compatibility-check_data": `{"check":"ready"}`}))
 	closed := strings.Replace(inventoryYAML, "        vcenterName: vcenter2.example.com", `        vcenterName: vcenter2.example.com
-        maintenanceWindow: {days: [`+time.Now().UTC().Add(72*time.Hour).Weekday().String()[:3]+`], start: "00:00", duration: 1h, timeZone: UTC}`, 1)
+        maintenanceWindow: {days: [`+time.Now().UTC().Add(72 * time.Hour).Weekday().String()[:3]+`], start: "00:00", duration: 1h, timeZone: UTC}`, 1)
 	putInventory(t, w, closed)
 	hook.answer(200, `{"results":[{"severity":"WARNING","message":"clients reconnect once"}]}`)
 
