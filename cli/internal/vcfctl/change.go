@@ -17,13 +17,22 @@ import (
 	"github.com/vcfsm/vcfsm/cli/internal/api"
 )
 
+// serviceChanges are the commands that change a service (create,
+// activate, pause, resume, deactivate, plan, upgrade, rollback, delete),
+// each optionally followed to its end.
+type serviceChanges struct {
+	sess   *session
+	out    *printer
+	follow follower
+}
+
 type upgradeOpts struct {
 	source, version string
 	skipPlan        bool
 	wait            waitOpts
 }
 
-func (a *App) upgradeCmd() *cobra.Command {
+func (sc serviceChanges) upgradeCmd() *cobra.Command {
 	var o upgradeOpts
 	c := &cobra.Command{
 		Use:   "upgrade SERVICE (--source URL | --version VERSION) [--skip-plan] [--wait [--timeout D] [--settle D]]",
@@ -32,12 +41,12 @@ func (a *App) upgradeCmd() *cobra.Command {
 			"(--version). The upgrade's plan runs first: when it is blocked, vcfctl prints why and exits 3\n" +
 			"without starting anything (--skip-plan starts the upgrade without it).",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (o.source == "") == (o.version == "") {
 				return usageErr("give exactly one of --source URL and --version VERSION (a registered version, see 'vcfctl catalog list')")
 			}
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error { return a.upgrade(cmd.Context(), cl, id, o) })
+			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error { return sc.upgrade(cmd.Context(), cl, id, o) })
 		},
 	}
 	c.Flags().StringVar(&o.source, "source", "", "bundle URL of the new version")
@@ -47,7 +56,7 @@ func (a *App) upgradeCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeOpts) error {
+func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeOpts) error {
 	source := o.source
 	if o.version != "" {
 		var err error
@@ -56,24 +65,24 @@ func (a *App) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeO
 		}
 	}
 	if !o.skipPlan {
-		if err := a.planGate(ctx, cl, id, source); err != nil {
+		if err := sc.planGate(ctx, cl, id, source); err != nil {
 			return err
 		}
 	}
-	prev, err := a.before(ctx, cl, id, o.wait)
+	prev, err := sc.follow.before(ctx, cl, id, o.wait)
 	if err != nil {
 		return err
 	}
 	if _, err := cl.Do(ctx, http.MethodPatch, servicePath(id), map[string]any{"source": source}); err != nil {
 		return err
 	}
-	a.report("Upgrade of %s to %s accepted\n", id, source)
+	sc.out.report("Upgrade of %s to %s accepted\n", id, source)
 	if !o.wait.wait {
 		return nil
 	}
 	g := goalHealthy
 	g.what = "upgrade"
-	return a.wait(ctx, cl, id, prev, g, o.wait)
+	return sc.follow.wait(ctx, cl, id, prev, g, o.wait)
 }
 
 // catalogSource is the source of a registered version of the service.
@@ -107,7 +116,7 @@ func catalogSource(ctx context.Context, cl *api.Client, id, version string) (str
 
 // planGate runs the upgrade's plan: a blocked plan prints its reasons and
 // ends with exit 3 before anything starts.
-func (a *App) planGate(ctx context.Context, cl *api.Client, id, source string) error {
+func (sc serviceChanges) planGate(ctx context.Context, cl *api.Client, id, source string) error {
 	raw, err := cl.Do(ctx, http.MethodPost, servicePath(id, "upgrade-plan"), map[string]any{"source": source})
 	if err != nil {
 		return err
@@ -117,21 +126,21 @@ func (a *App) planGate(ctx context.Context, cl *api.Client, id, source string) e
 		return err
 	}
 	if p.GetAllowed() {
-		a.report("Plan %s -> %s: allowed\n", p.GetFromVersion(), p.GetToVersion())
+		sc.out.report("Plan %s -> %s: allowed\n", p.GetFromVersion(), p.GetToVersion())
 		return nil
 	}
-	a.errorf("The upgrade of %s from %s to %s is blocked by its plan; nothing was started:\n", id, p.GetFromVersion(), p.GetToVersion())
+	sc.out.errorf("The upgrade of %s from %s to %s is blocked by its plan; nothing was started:\n", id, p.GetFromVersion(), p.GetToVersion())
 	for _, r := range p.GetBlockingReasons() {
-		a.errorf("  blocked: %s\n", a.inVcfctlWords(r))
+		sc.out.errorf("  blocked: %s\n", sc.sess.inVcfctlWords(r))
 	}
 	if len(p.GetSuggestedPath()) > 0 {
-		a.errorf("  suggested path: %s\n", strings.Join(append([]string{p.GetFromVersion()}, p.GetSuggestedPath()...), " -> "))
+		sc.out.errorf("  suggested path: %s\n", strings.Join(append([]string{p.GetFromVersion()}, p.GetSuggestedPath()...), " -> "))
 	}
-	a.errorf("('vcfctl service plan %s --source %s' shows the whole plan; --skip-plan starts the upgrade anyway)\n", a.subject, source)
+	sc.out.errorf("('vcfctl service plan %s --source %s' shows the whole plan; --skip-plan starts the upgrade anyway)\n", sc.sess.subject, source)
 	return errBlocked
 }
 
-func (a *App) rollbackCmd() *cobra.Command {
+func (sc serviceChanges) rollbackCmd() *cobra.Command {
 	var to string
 	var o waitOpts
 	c := &cobra.Command{
@@ -140,10 +149,10 @@ func (a *App) rollbackCmd() *cobra.Command {
 		Long: "Roll the service back to the version its last upgrade replaced (see 'vcfctl service history').\n" +
 			"--to names that version explicitly; any other version is refused.",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				prev, err := a.before(cmd.Context(), cl, id, o)
+			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				prev, err := sc.follow.before(cmd.Context(), cl, id, o)
 				if err != nil {
 					return err
 				}
@@ -158,13 +167,13 @@ func (a *App) rollbackCmd() *cobra.Command {
 				if target == "" {
 					target = "the previous version"
 				}
-				a.report("Rollback of %s to %s accepted\n", id, target)
+				sc.out.report("Rollback of %s to %s accepted\n", id, target)
 				if !o.wait {
 					return nil
 				}
 				g := goalHealthy
 				g.what = "rollback"
-				return a.wait(cmd.Context(), cl, id, prev, g, o)
+				return sc.follow.wait(cmd.Context(), cl, id, prev, g, o)
 			})
 		},
 	}
@@ -178,7 +187,7 @@ type deleteOpts struct {
 	wait                       waitOpts
 }
 
-func (a *App) deleteCmd() *cobra.Command {
+func (sc serviceChanges) deleteCmd() *cobra.Command {
 	var o deleteOpts
 	c := &cobra.Command{
 		Use:   "delete SERVICE [--force] [-y] [--ignore-not-found] [--wait [--timeout D]]",
@@ -186,21 +195,21 @@ func (a *App) deleteCmd() *cobra.Command {
 		Long: "Delete the service and every resource it installed. On a terminal vcfctl asks first; --yes (-y)\n" +
 			"answers for you, and is required when standard input is not a terminal.",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := a.client()
+			cl, err := sc.sess.client()
 			if err != nil {
 				return err
 			}
-			a.subject = args[0]
+			sc.sess.subject = args[0]
 			id, err := resolve(cmd.Context(), cl, args[0])
 			if err != nil {
-				return a.notFoundIsFine(err, args[0], o)
+				return sc.notFoundIsFine(err, args[0], o)
 			}
-			if err := a.confirmDelete(args[0], id, o); err != nil {
+			if err := sc.confirmDelete(args[0], id, o); err != nil {
 				return err
 			}
-			return a.deleteService(cmd.Context(), cl, id, o)
+			return sc.deleteService(cmd.Context(), cl, id, o)
 		},
 	}
 	c.Flags().BoolVar(&o.force, "force", false, "skip unreachable targets (their resources are recorded as orphaned)")
@@ -210,38 +219,38 @@ func (a *App) deleteCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) deleteService(ctx context.Context, cl *api.Client, id string, o deleteOpts) error {
-	prev, err := a.before(ctx, cl, id, o.wait)
+func (sc serviceChanges) deleteService(ctx context.Context, cl *api.Client, id string, o deleteOpts) error {
+	prev, err := sc.follow.before(ctx, cl, id, o.wait)
 	if err != nil {
-		return a.notFoundIsFine(err, id, o)
+		return sc.notFoundIsFine(err, id, o)
 	}
 	path := fmt.Sprintf("%s?forceDelete=%t", servicePath(id), o.force)
 	if _, err := cl.Do(ctx, http.MethodDelete, path, nil); err != nil {
-		return a.notFoundIsFine(err, id, o)
+		return sc.notFoundIsFine(err, id, o)
 	}
-	a.report("Deletion of %s accepted\n", id)
+	sc.out.report("Deletion of %s accepted\n", id)
 	if !o.wait.wait {
 		return nil
 	}
-	return a.wait(ctx, cl, id, prev, goalDeleted, o.wait)
+	return sc.follow.wait(ctx, cl, id, prev, goalDeleted, o.wait)
 }
 
 // notFoundIsFine passes err on, unless it says the service does not
 // exist and --ignore-not-found was given.
-func (a *App) notFoundIsFine(err error, ref string, o deleteOpts) error {
+func (sc serviceChanges) notFoundIsFine(err error, ref string, o deleteOpts) error {
 	if o.ignoreNotFound && (api.IsNotFound(err) || isNoService(err)) {
-		a.report("Service %s does not exist; nothing to delete\n", ref)
+		sc.out.report("Service %s does not exist; nothing to delete\n", ref)
 		return nil
 	}
 	return err
 }
 
 // confirmDelete asks on a terminal; elsewhere --yes must answer.
-func (a *App) confirmDelete(ref, id string, o deleteOpts) error {
+func (sc serviceChanges) confirmDelete(ref, id string, o deleteOpts) error {
 	if o.yes {
 		return nil
 	}
-	f, ok := a.io.In.(*os.File)
+	f, ok := sc.out.io.In.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) { //nolint:gosec // a file descriptor fits an int
 		return usageErr("delete asks for confirmation: pass --yes (-y) when standard input is not a terminal")
 	}
@@ -249,8 +258,8 @@ func (a *App) confirmDelete(ref, id string, o deleteOpts) error {
 	if ref != id {
 		name = fmt.Sprintf("%s (%s)", ref, id)
 	}
-	_, _ = fmt.Fprintf(a.io.Err, "Delete service %s and every resource it installed? [y/N] ", name)
-	answer, _ := bufio.NewReader(a.io.In).ReadString('\n')
+	_, _ = fmt.Fprintf(sc.out.io.Err, "Delete service %s and every resource it installed? [y/N] ", name)
+	answer, _ := bufio.NewReader(sc.out.io.In).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
 		return nil
