@@ -154,19 +154,22 @@ func (a *App) rootCmd() *cobra.Command {
 	_ = root.RegisterFlagCompletionFunc("context", func(cmd *cobra.Command, _ []string, s string) ([]string, cobra.ShellCompDirective) {
 		return a.sess.completeContexts(cmd, nil, s)
 	})
-	follow := follower{out: a.out, sess: a.sess}
+	follow := follower{out: a.out, sess: a.sess, poll: rolloutPoll}
 	login := loginCmds{sess: a.sess, out: a.out}
 	reads := serviceReads{sess: a.sess, out: a.out}
 	changes := serviceChanges{sess: a.sess, out: a.out, follow: follow}
 	platform := platformCmds{sess: a.sess, out: a.out}
+	rollouts := rolloutCmds{sess: a.sess, out: a.out}
+	version := platform.versionCmd()
+	version.AddCommand(rollouts.quarantineCmd(), rollouts.clearCmd())
 	service := group("service", "Create, inspect and operate VCF Services", "services", "svc")
 	service.AddCommand(changes.createCmd(), reads.listCmd(), reads.getCmd(), reads.renderCmd(), changes.activateCmd(),
 		changes.stateCmd("pause", "paused", "Pause the service (its resources stay, reconciliation stops)"),
 		changes.stateCmd("resume", "active", "Resume a paused service"),
 		changes.stateCmd("deactivate", "inactive", "Deactivate the service (its resources are removed)"),
 		changes.planCmd(), changes.upgradeCmd(), changes.rollbackCmd(), changes.deleteCmd(), reads.watchCmd(), reads.historyCmd())
-	root.AddCommand(login.loginCmd(), login.contextCmd(), service, platform.inventoryCmd(), platform.catalogCmd(),
-		platform.supervisorCmd(), platform.versionCmd(), completionCmd(a.out, root))
+	root.AddCommand(login.loginCmd(), login.contextCmd(), service, rollouts.rolloutCmd(), platform.inventoryCmd(),
+		platform.catalogCmd(), platform.supervisorCmd(), version, completionCmd(a.out, root))
 	return root
 }
 

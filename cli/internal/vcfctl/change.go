@@ -3,6 +3,7 @@ package vcfctl
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 
@@ -28,18 +30,28 @@ type serviceChanges struct {
 
 type upgradeOpts struct {
 	source, version string
-	skipPlan        bool
-	wait            waitOpts
+	// rollout is the --rollout file: a strategy, YAML or JSON.
+	rollout  string
+	skipPlan bool
+	wait     waitOpts
 }
 
 func (sc serviceChanges) upgradeCmd() *cobra.Command {
 	var o upgradeOpts
 	c := &cobra.Command{
-		Use:   "upgrade SERVICE (--source URL | --version VERSION) [--skip-plan] [--wait [--timeout D] [--settle D]]",
+		Use:   "upgrade SERVICE (--source URL | --version VERSION) [--rollout FILE] [--skip-plan] [--wait [--timeout D] [--settle D]]",
 		Short: "Upgrade the service: its plan first, then the upgrade",
 		Long: "Upgrade the service to the bundle at --source, or to a version registered in the catalog\n" +
 			"(--version). The upgrade's plan runs first: when it is blocked, vcfctl prints why and exits 3\n" +
-			"without starting anything (--skip-plan starts the upgrade without it).",
+			"without starting anything (--skip-plan starts the upgrade without it).\n\n" +
+			"--rollout FILE moves the service's Supervisors in waves (FILE: a strategy, YAML or JSON):\n" +
+			"  waves:\n" +
+			"    - {name: canary, regions: [us-west-1], soak: 10m}\n" +
+			"    - {name: rest, rest: true, approval: true, maxConcurrent: 10, maxFailures: 1, onFailure: rollback}\n" +
+			"  gateTimeout: 15m\n" +
+			"With --wait a rollout shows each wave (done, failed, waiting for a window, waiting for approval)\n" +
+			"until it ends: exit 0 once every target is Healthy on the new version, 3 when it rolled back\n" +
+			"(the version is then quarantined) or its rollback was refused, 4 at --timeout.",
 		Args:              exactArgs("SERVICE"),
 		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,12 +63,26 @@ func (sc serviceChanges) upgradeCmd() *cobra.Command {
 	}
 	c.Flags().StringVar(&o.source, "source", "", "bundle URL of the new version")
 	c.Flags().StringVar(&o.version, "version", "", "a version registered in the catalog ('vcfctl catalog list')")
+	c.Flags().StringVar(&o.rollout, "rollout", "", "roll the upgrade out in waves: a strategy file, YAML or JSON (see --help)")
 	c.Flags().BoolVar(&o.skipPlan, "skip-plan", false, "start the upgrade without running its plan first")
 	waitFlags(c, &o.wait, "follow the upgrade until Healthy (exit 3 if it fails, or the service stays Unhealthy)")
 	return c
 }
 
 func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeOpts) error {
+	body := map[string]any{}
+	var file *protoFile
+	if o.rollout != "" {
+		strategy, pf, err := readStrategy(o.rollout)
+		if err != nil {
+			return err
+		}
+		raw, err := protojson.Marshal(strategy)
+		if err != nil {
+			return err
+		}
+		body["rollout"], file = map[string]any{"strategy": json.RawMessage(raw)}, pf
+	}
 	source := o.source
 	if o.version != "" {
 		var err error
@@ -73,12 +99,25 @@ func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string,
 	if err != nil {
 		return err
 	}
-	if _, err := cl.Do(ctx, http.MethodPatch, servicePath(id), map[string]any{"source": source}); err != nil {
-		return err
+	body["source"] = source
+	if _, err := cl.Do(ctx, http.MethodPatch, servicePath(id), body); err != nil {
+		return file.place(err, "rollout.")
 	}
 	sc.out.report("Upgrade of %s to %s accepted\n", id, source)
 	if !o.wait.wait {
+		if o.rollout != "" {
+			sc.out.report("It rolls out in waves: follow it with 'vcfctl rollout get %s'\n", sc.sess.subject)
+		}
 		return nil
+	}
+	// The upgrade rolls out when it names a strategy, or the provider or
+	// the service has a default one: then its waves are shown.
+	st, err := serviceState(ctx, cl, id)
+	if err != nil {
+		return err
+	}
+	if op := st.GetOperation(); op.GetType() == "rollout" && op.GetId() != prev {
+		return sc.follow.rolloutWait(ctx, cl, id, prev, op.GetId(), o.wait)
 	}
 	g := goalHealthy
 	g.what = "upgrade"

@@ -178,7 +178,12 @@ func (pc platformCmds) catalogCmd() *cobra.Command {
 			}
 			t := newTable("NAME", "VERSION", "STATUS", "SOURCE", "MESSAGE")
 			for _, v := range l.GetVersions() {
-				t.row(v.GetName(), v.GetVersion(), v.GetStatus(), v.GetSource(), v.GetMessage())
+				status, msg := v.GetStatus(), v.GetMessage()
+				if q := v.GetQuarantine(); q != nil {
+					// Listing versions shows a quarantine first: upgrades to it are refused.
+					status, msg = "Quarantined", strings.TrimSpace("since "+shortTime(q.GetAt())+" by "+orDash(q.GetBy())+": "+q.GetReason()+" "+msg)
+				}
+				t.row(v.GetName(), v.GetVersion(), status, v.GetSource(), msg)
 			}
 			t.write(pc.out.io.Out, pc.out.colour())
 			return nil
@@ -268,7 +273,7 @@ func (p *printer) writeSupervisorCheck(r *lifecyclev1.CheckSupervisorUpgradeResp
 func (pc platformCmds) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print vcfctl's version",
+		Short: "Print vcfctl's version; quarantine or clear a service version",
 		Args:  exactArgs(),
 		RunE: func(_ *cobra.Command, _ []string) error {
 			pc.out.printf("%s\n", versionLine())

@@ -112,11 +112,12 @@ func (t *table) write(w io.Writer, colour bool) {
 // ANSI colour.
 func statusColour(s string) string {
 	switch s {
-	case "Healthy", "Succeeded", "Passed", "Ready", "INFO", "created", "active":
+	case "Healthy", "Succeeded", "Passed", "Ready", "INFO", "created", "active", "Done":
 		return "\x1b[32m" // green
-	case "Unhealthy", "Failed", "Stuck", "ERROR", "BLOCKED", "decommissioned", "Unavailable":
+	case "Unhealthy", "Failed", "Stuck", "ERROR", "BLOCKED", "decommissioned", "Unavailable", "RollbackRefused", "Quarantined":
 		return "\x1b[31m" // red
-	case "Busy", "Maintenance", "Running", "WARN", "WARNING", "Warning", "reconfigured", "RolledBack", "Unresolved", "paused":
+	case "Busy", "Maintenance", "Running", "WARN", "WARNING", "Warning", "reconfigured", "RolledBack", "Unresolved", "paused",
+		"WaitingApproval", "WaitingForWindow", "RollingBack", "Moving", "Verifying", "Blocked", "Paused":
 		return "\x1b[33m" // yellow
 	}
 	return ""

@@ -243,6 +243,9 @@ func (p *printer) writeService(s *lifecyclev1.VcfService) {
 	if op := s.GetState().GetOperation(); op != nil && op.GetType() != "" {
 		kv.row("Operation", operationText(op))
 	}
+	if r := s.GetRollout(); r != nil && r.GetOperationId() != "" {
+		kv.row("Rollout", rolloutSummaryText(r))
+	}
 	kv.write(p.io.Out, p.colour())
 	if rs := s.GetState().GetResources(); len(rs) > 0 {
 		p.printf("\nResources:\n")

@@ -76,6 +76,8 @@ func waitFlags(c *cobra.Command, o *waitOpts, help string) {
 type follower struct {
 	out  *printer
 	sess *session // the server's hints in vcfctl words
+	// poll is how often a rollout is read (rolloutPoll).
+	poll time.Duration
 }
 
 // currentOperation is the id of the service's running (or last) operation.
