@@ -1,9 +1,13 @@
 package vcfctl_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,7 +29,8 @@ const (
 	canaryRestYAML     = "waves:\n  - name: canary\n    regions: [us-west-1]\n  - name: rest\n    rest: true\n"
 )
 
-// rolloutState reads 'rollout get -o json'.
+// rolloutState reads 'rollout get -o json' (zero before the rollout laid
+// out its waves).
 type rolloutState struct {
 	State   string `json:"state"`
 	Reason  string `json:"reason"`
@@ -37,7 +42,12 @@ type rolloutState struct {
 func (w *world) rolloutState(t *testing.T, svc string) rolloutState {
 	t.Helper()
 	var r rolloutState
-	require.NoError(t, json.Unmarshal([]byte(w.ok(t, "rollout", "get", svc, "-o", "json")), &r))
+	res := w.run(t, "rollout", "get", svc, "-o", "json")
+	if res.code != 0 {
+		require.Contains(t, res.errOut, "has never rolled out")
+		return r
+	}
+	require.NoError(t, json.Unmarshal([]byte(res.out), &r))
 	return r
 }
 
@@ -110,8 +120,26 @@ func TestRolloutUpgradeWithApproval(t *testing.T) {
 	w.ok(t, "service", "activate", arcturusName, "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
 	src2 := w.publish(t, v2)
 
-	upgrade := w.background(t, "service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "canary.json", canaryApprovalJSON), "--wait")
-	r := w.waitRolloutState(t, arcturusName, "WaitingApproval")
+	var progress syncBuffer
+	upgrade := make(chan int, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		upgrade <- vcfctl.Run(ctx, []string{"service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "canary.json", canaryApprovalJSON), "--wait"},
+			vcfctl.IO{In: strings.NewReader(""), Out: &progress, Err: &progress}, w.getenv)
+	}()
+	// The wait says what it waits for before anyone approves.
+	hint := "upgrade: wave 2 (rest) waits for an administrator's approval: 'vcfctl rollout approve arcturus.galaxy.com'"
+	require.Eventually(t, func() bool {
+		select {
+		case code := <-upgrade:
+			require.Failf(t, "upgrade --wait ended before the approval", "exit %d\n%s", code, progress.String())
+		default:
+		}
+		return strings.Contains(progress.String(), hint)
+	}, 90*time.Second, 50*time.Millisecond)
+	r := w.rolloutState(t, arcturusName)
+	require.Equal(t, "WaitingApproval", r.State)
 	require.Len(t, r.Targets, 2)
 	out := w.ok(t, "rollout", "get", arcturusName)
 	require.Contains(t, out, "Rollout 1.0.0 -> 2.0.0: WaitingApproval")
@@ -124,22 +152,19 @@ func TestRolloutUpgradeWithApproval(t *testing.T) {
 	require.Contains(t, w.ok(t, "rollout", "get", arcturusName, "-o", "yaml"), "state: WaitingApproval")
 
 	require.Contains(t, w.ok(t, "rollout", "approve", arcturusName), "Approved wave 2 (rest) of the rollout of urn:")
-	var res result
 	select {
-	case res = <-upgrade:
+	case code := <-upgrade:
+		require.Equal(t, vcfctl.ExitOK, code, "%s", progress.String())
 	case <-time.After(2 * time.Minute):
 		t.Fatal("upgrade --wait did not end after the approval")
 	}
-	require.Equal(t, vcfctl.ExitOK, res.code, "%s %s", res.out, res.errOut)
 	for _, want := range []string{
-		"upgrade: rollout 1.0.0 -> 2.0.0: Running, wave 1 of 2",
 		"upgrade: wave 1/2 canary: Done: 1/1 done, 0 failed, 0 waiting for a window, 0 waiting for approval",
 		"upgrade: wave 2/2 rest: WaitingApproval: 0/1 done, 0 failed, 0 waiting for a window, 1 waiting for approval",
-		"upgrade: wave 2 (rest) waits for an administrator's approval: 'vcfctl rollout approve arcturus.galaxy.com'",
 		"upgrade: wave 2/2 rest: Done: 1/1 done",
 		": Healthy (active, version 2.0.0)",
 	} {
-		require.Contains(t, res.out, want)
+		require.Contains(t, progress.String(), want)
 	}
 	require.Equal(t, "Succeeded", w.rolloutState(t, arcturusName).State)
 }
@@ -163,7 +188,7 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 	require.Contains(t, r.errOut, "upgrade of arcturus.galaxy.com to 2.0.0 did not reach its goal: the rollout rolled back: wave rest: 1 of 1 target(s) failed")
 	require.Regexp(t, `supervisor-eu1 \(wave 2\): RolledBack, version 1\.0\.0`, r.errOut)
 	require.Contains(t, r.errOut, "version 2.0.0 is quarantined: 'vcfctl catalog list' shows it, 'vcfctl version clear NAME 2.0.0' clears it")
-	require.Contains(t, r.out, "upgrade: wave 1/2 canary: Done: 1/1 done")
+	require.Contains(t, r.out, "upgrade: wave 1/2 canary: RolledBack", "the waves as they ended")
 	require.Regexp(t, `2\.0\.0\s+Quarantined\s+\S+\s+since .* by .*wave rest`, w.ok(t, "catalog", "list"))
 	refused := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--skip-plan")
 	require.Equal(t, vcfctl.ExitError, refused.code)
@@ -211,4 +236,22 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 	require.Contains(t, out, "upgrade: wave 2/2 rest: Done: 1/1 done")
 	require.Contains(t, out, ": Healthy (active, version 2.0.0)")
 	require.Contains(t, w.ok(t, "rollout", "get", arcturusName), "Rollout 1.0.0 -> 2.0.0: Succeeded")
+}
+
+// syncBuffer is a buffer a running command writes while the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
