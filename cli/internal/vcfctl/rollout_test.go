@@ -255,3 +255,26 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// On a terminal, upgrade --rollout --wait draws a bar per wave (targets
+// done of the wave's, the wave's counts as its label) and the rollout's
+// line above them; then the usual end.
+func TestRolloutProgressOnATerminal(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	w.login(t)
+	w.ok(t, "service", "create", w.publish(t, v1), "--wait")
+	w.ok(t, "service", "activate", arcturusName, "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
+	src2 := w.publish(t, v2)
+
+	_, scr := w.onTerminal(t, "Healthy (active, version 2.0.0)",
+		"service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "rest.yaml", canaryRestYAML), "--wait")
+	for _, want := range []string{
+		"upgrade: rollout 1.0.0 -> 2.0.0: Succeeded, wave 2 of 2",
+		"upgrade: wave 1/2 canary: Done: 1/1 done, 0 failed, 0 waiting for a window, 0 waiting for approval",
+		"upgrade: wave 2/2 rest: Done: 1/1 done",
+	} {
+		require.Contains(t, scr, want)
+	}
+	require.Regexp(t, `wave 1/2 canary: Done: [^\n]*\[=+\]\s+100 %`, scr, "a bar per wave, complete")
+	require.Regexp(t, `wave 2/2 rest: Done: [^\n]*\[=+\]\s+100 %`, scr, "a bar per wave, complete")
+}

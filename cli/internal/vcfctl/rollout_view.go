@@ -93,6 +93,8 @@ func (p *rolloutProgress) show(r *lifecyclev1.Rollout, subject string) {
 	}
 }
 
+func (p *rolloutProgress) finish(bool) {}
+
 func (p *rolloutProgress) print(key, line string) {
 	if p.lines[key] == line {
 		return

@@ -22,7 +22,9 @@ const rolloutPoll = time.Second
 // administrator) ends with exit 3 and what failed; --timeout with exit 4.
 func (f follower) rolloutWait(ctx context.Context, cl *api.Client, id, prev, opID string, o waitOpts) error {
 	start := time.Now()
-	prog := newRolloutProgress(f.out.status, "upgrade")
+	prog := f.out.newRolloutView("upgrade")
+	ended := false
+	defer func() { prog.finish(ended) }()
 	tick := time.NewTicker(f.poll)
 	defer tick.Stop()
 	deadline := time.NewTimer(o.timeout)
@@ -42,16 +44,18 @@ func (f follower) rolloutWait(ctx context.Context, cl *api.Client, id, prev, opI
 		op := st.GetOperation()
 		switch {
 		case r != nil && r.GetState() == "RollbackRefused":
+			prog.finish(false)
 			return f.rolledBack(r, "the rollout needs an administrator: its rollback was refused")
-		case op.GetId() != opID:
-			// Another operation started after ours: ours ended.
-			return f.afterRollout(ctx, cl, id, prev, r, o, start)
-		case op.GetOutcome() != "" && op.GetOutcome() != "Running" && op.GetOutcome() != "Pending":
+		case op.GetId() != opID, // another operation started after ours: ours ended
+			op.GetOutcome() != "" && op.GetOutcome() != "Running" && op.GetOutcome() != "Pending":
+			ended = r != nil && r.GetState() == "Succeeded"
+			prog.finish(ended)
 			return f.afterRollout(ctx, cl, id, prev, r, o, start)
 		}
 		select {
 		case <-tick.C:
 		case <-deadline.C:
+			prog.finish(false)
 			return f.rolloutTimedOut(o, r)
 		case <-ctx.Done():
 			return fmt.Errorf("interrupted; the rollout goes on (follow it with 'vcfctl rollout get %s')", f.sess.subject)
