@@ -30,10 +30,11 @@ type serviceChanges struct {
 
 type upgradeOpts struct {
 	source, version string
-	// rollout is the --rollout file: a strategy, YAML or JSON.
-	rollout  string
-	skipPlan bool
-	wait     waitOpts
+	// rollout is the --rollout file: a strategy, YAML or JSON;
+	// strategy names a stored one; allAtOnce asks for none.
+	rollout, strategy   string
+	allAtOnce, skipPlan bool
+	wait                waitOpts
 }
 
 func (sc serviceChanges) upgradeCmd() *cobra.Command {
@@ -49,6 +50,8 @@ func (sc serviceChanges) upgradeCmd() *cobra.Command {
 			"    - {name: canary, regions: [us-west-1], soak: 10m}\n" +
 			"    - {name: rest, rest: true, approval: true, maxConcurrent: 10, maxFailures: 1, onFailure: rollback}\n" +
 			"  gateTimeout: 15m\n" +
+			"--strategy NAME rolls out by one of the provider's strategies ('vcfctl rollout strategies get');\n" +
+			"--all-at-once moves every Supervisor at once even when a default strategy applies.\n" +
 			"With --wait a rollout shows each wave (done, failed, waiting for a window, waiting for approval)\n" +
 			"until it ends: exit 0 once every target is Healthy on the new version, 3 when it rolled back\n" +
 			"(the version is then quarantined) or its rollback was refused, 4 at --timeout.",
@@ -58,12 +61,17 @@ func (sc serviceChanges) upgradeCmd() *cobra.Command {
 			if (o.source == "") == (o.version == "") {
 				return usageErr("give exactly one of --source URL and --version VERSION (a registered version, see 'vcfctl catalog list')")
 			}
+			if n := btoi(o.rollout != "") + btoi(o.strategy != "") + btoi(o.allAtOnce); n > 1 {
+				return usageErr("give at most one of --rollout FILE, --strategy NAME and --all-at-once")
+			}
 			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error { return sc.upgrade(cmd.Context(), cl, id, o) })
 		},
 	}
 	c.Flags().StringVar(&o.source, "source", "", "bundle URL of the new version")
 	c.Flags().StringVar(&o.version, "version", "", "a version registered in the catalog ('vcfctl catalog list')")
 	c.Flags().StringVar(&o.rollout, "rollout", "", "roll the upgrade out in waves: a strategy file, YAML or JSON (see --help)")
+	c.Flags().StringVar(&o.strategy, "strategy", "", "roll the upgrade out by a strategy of the provider's ('vcfctl rollout strategies get')")
+	c.Flags().BoolVar(&o.allAtOnce, "all-at-once", false, "move every Supervisor at once, even when a default strategy applies")
 	c.Flags().BoolVar(&o.skipPlan, "skip-plan", false, "start the upgrade without running its plan first")
 	waitFlags(c, &o.wait, "follow the upgrade until Healthy (exit 3 if it fails, or the service stays Unhealthy)")
 	return c
@@ -71,17 +79,12 @@ func (sc serviceChanges) upgradeCmd() *cobra.Command {
 
 func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeOpts) error {
 	body := map[string]any{}
-	var file *protoFile
-	if o.rollout != "" {
-		strategy, pf, err := readStrategy(o.rollout)
-		if err != nil {
-			return err
-		}
-		raw, err := protojson.Marshal(strategy)
-		if err != nil {
-			return err
-		}
-		body["rollout"], file = map[string]any{"strategy": json.RawMessage(raw)}, pf
+	rollout, file, err := rolloutRequest(o)
+	if err != nil {
+		return err
+	}
+	if rollout != nil {
+		body["rollout"] = rollout
 	}
 	source := o.source
 	if o.version != "" {
@@ -105,7 +108,7 @@ func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string,
 	}
 	sc.out.report("Upgrade of %s to %s accepted\n", id, source)
 	if !o.wait.wait {
-		if o.rollout != "" {
+		if rollout != nil && !o.allAtOnce {
 			sc.out.report("It rolls out in waves: follow it with 'vcfctl rollout get %s'\n", sc.sess.subject)
 		}
 		return nil
@@ -122,6 +125,35 @@ func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string,
 	g := goalHealthy
 	g.what = "upgrade"
 	return sc.follow.wait(ctx, cl, id, prev, g, o.wait)
+}
+
+// rolloutRequest is the upgrade's rollout from its flags (nil: none
+// named, a default may apply) and the strategy file it was read from.
+func rolloutRequest(o upgradeOpts) (map[string]any, *protoFile, error) {
+	switch {
+	case o.allAtOnce:
+		return map[string]any{"none": true}, nil, nil
+	case o.strategy != "":
+		return map[string]any{"name": o.strategy}, nil, nil
+	case o.rollout == "":
+		return nil, nil, nil
+	}
+	strategy, pf, err := readStrategy(o.rollout)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := protojson.Marshal(strategy)
+	if err != nil {
+		return nil, nil, err
+	}
+	return map[string]any{"strategy": json.RawMessage(raw)}, pf, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // catalogSource is the source of a registered version of the service.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/vcfsm/vcfsm/cli/internal/api"
@@ -58,7 +59,11 @@ var restHints = []struct{ rest, vcfctl string }{
 	{"(GET /v2/inventory)", "('vcfctl inventory get')"},
 	{"use DELETE /v2/vcf-services/{id}", "use 'vcfctl service delete {SERVICE}'"},
 	{"POST /rollback", "'vcfctl service rollback {SERVICE}'"},
+	{"(PUT /v2/rollout-strategies)", "('vcfctl rollout strategies set FILE')"},
 }
+
+// clearHint is the REST way out of a quarantine a refusal names.
+var clearHint = regexp.MustCompile(`\(DELETE /v2/vcf-service-versions/([^/\s]+)/([^/\s]+)/quarantine, or vcfctl version clear\)`)
 
 // inVcfctlWords rewrites the server's REST hints as vcfctl commands.
 func (s *session) inVcfctlWords(msg string) string {
@@ -77,5 +82,5 @@ func (s *session) inVcfctlWords(msg string) string {
 		words := strings.NewReplacer("{SERVICE}", subject, "{EXISTING}", other).Replace(h.vcfctl)
 		msg = strings.ReplaceAll(msg, h.rest, words)
 	}
-	return msg
+	return clearHint.ReplaceAllString(msg, "('vcfctl version clear $1 $2')")
 }

@@ -192,7 +192,9 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 	require.Regexp(t, `2\.0\.0\s+Quarantined\s+\S+\s+since .* by .*wave rest`, w.ok(t, "catalog", "list"))
 	refused := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--skip-plan")
 	require.Equal(t, vcfctl.ExitError, refused.code)
-	require.Contains(t, refused.errOut, "quarantined")
+	require.Contains(t, refused.errOut, "is quarantined since")
+	require.Contains(t, refused.errOut, "an administrator clears it first ('vcfctl version clear arcturus.galaxy.com 2.0.0')", "in vcfctl's words")
+	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--strategy", "x", "--all-at-once").code)
 
 	require.Contains(t, w.ok(t, "version", "clear", arcturusName, "2.0.0"), "Version 2.0.0 of arcturus.galaxy.com cleared")
 	require.NotContains(t, w.ok(t, "catalog", "list"), "Quarantined")
@@ -231,11 +233,19 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 		"Rollout strategies replaced: 1 strategy, default canary-first")
 	require.Contains(t, w.ok(t, "rollout", "strategies", "get"), "defaultRollout: canary-first")
 	require.Regexp(t, `"name":\s*"canary-first"`, w.ok(t, "rollout", "strategies", "get", "-o", "json"))
+	r = w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--strategy", "nosuch")
+	require.Equal(t, vcfctl.ExitError, r.code)
+	require.Contains(t, r.errOut, `the upgrade names rollout strategy "nosuch", which the provider has not defined ('vcfctl rollout strategies set FILE')`)
 	out := w.ok(t, "service", "upgrade", arcturusName, "--source", src2, "--wait")
 	require.Contains(t, out, "upgrade: wave 1/2 canary: Done: 1/1 done")
 	require.Contains(t, out, "upgrade: wave 2/2 rest: Done: 1/1 done")
 	require.Contains(t, out, ": Healthy (active, version 2.0.0)")
 	require.Contains(t, w.ok(t, "rollout", "get", arcturusName), "Rollout 1.0.0 -> 2.0.0: Succeeded")
+	// --all-at-once: no rollout although a default applies.
+	out = w.ok(t, "service", "upgrade", arcturusName, "--source", w.publish(t, v3), "--all-at-once", "--wait")
+	require.NotContains(t, out, "wave")
+	require.Contains(t, out, ": Healthy (active, version 3.0.0)")
+	require.Contains(t, w.ok(t, "rollout", "get", arcturusName), "Rollout 1.0.0 -> 2.0.0: Succeeded", "the last rollout is still the one to 2.0.0")
 }
 
 // syncBuffer is a buffer a running command writes while the test reads.
