@@ -288,3 +288,23 @@ func TestRolloutProgressOnATerminal(t *testing.T) {
 	require.Regexp(t, `wave 1/2 canary: Done: [^\n]*\[=+\]\s+100 %`, scr, "a bar per wave, complete")
 	require.Regexp(t, `wave 2/2 rest: Done: [^\n]*\[=+\]\s+100 %`, scr, "a bar per wave, complete")
 }
+
+// A rollout whose rollback would downgrade a SupervisorService holds and
+// waits for an administrator: upgrade --wait ends with exit 3 and says so.
+func TestRolloutRollbackRefused(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	w.login(t)
+	w.ok(t, "service", "create", w.publish(t, v1), "--wait")
+	w.ok(t, "service", "activate", arcturusName, "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
+	newer := v2
+	newer.SSVersion = "2.0.0"
+	src2 := w.publish(t, newer)
+	sim := w.box.Sys.Lifecycle().Simulator()
+	require.NoError(t, sim.InjectFault(simulator.Fault{Scope: "supervisor-eu1", Kind: "SupervisorService", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
+
+	r := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "rest.yaml", canaryRestYAML), "--wait")
+	require.Equal(t, vcfctl.ExitBlocked, r.code, "%s\n%s", r.out, r.errOut)
+	require.Contains(t, r.errOut, "upgrade of arcturus.galaxy.com to 2.0.0 did not reach its goal: the rollout needs an administrator: its rollback was refused: ")
+	require.Contains(t, r.errOut, "cannot be downgraded")
+	require.Equal(t, "RollbackRefused", w.rolloutState(t, arcturusName).State)
+}
