@@ -204,8 +204,13 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 	w.ok(t, "version", "clear", arcturusName, "2.0.0")
 	require.Regexp(t, `^vcfctl `, w.ok(t, "version"), "version alone still prints vcfctl's version")
 
-	// Pause, resume, abort.
-	w.ok(t, "service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "canary.json", canaryApprovalJSON))
+	// --timeout while the rollout waits for approval: exit 4, it goes on.
+	// Then pause, resume, abort.
+	r = w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "canary.json", canaryApprovalJSON), "--wait", "--timeout", "3s")
+	require.Equal(t, vcfctl.ExitTimeout, r.code, "%s\n%s", r.out, r.errOut)
+	require.Contains(t, r.errOut, "upgrade arcturus.galaxy.com: not done after 3s (--timeout); the rollout goes on (follow it with 'vcfctl rollout get arcturus.galaxy.com')")
+	require.Contains(t, r.errOut, "  rollout 1.0.0 -> 2.0.0: WaitingApproval, wave 2 of 2")
+	require.Contains(t, r.errOut, "  wave 2/2 rest: WaitingApproval: 0/1 done, 0 failed, 0 waiting for a window, 1 waiting for approval")
 	w.waitRolloutState(t, arcturusName, "WaitingApproval")
 	require.Contains(t, w.ok(t, "rollout", "pause", arcturusName), "Pause of the rollout of urn:")
 	w.waitRolloutState(t, arcturusName, "Paused")
