@@ -153,6 +153,15 @@ type VersionRef struct {
 	Values  OverlayValues `json:"values"`
 }
 
+// NameOrID names the service in messages: its package name, or its id
+// before its bundle was registered.
+func (s *Service) NameOrID() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.ID
+}
+
 // Clone returns a deep copy.
 func (s *Service) Clone() *Service {
 	c := *s
@@ -370,6 +379,9 @@ type OperationParams struct {
 	// QuarantineOverride is an administrator's reason for upgrading to a
 	// quarantined version.
 	QuarantineOverride string `json:"quarantineOverride,omitempty"`
+	// PriorStatus is the status the service showed before the operation
+	// (restored when an upgrade of an inactive service fails).
+	PriorStatus string `json:"priorStatus,omitempty"`
 }
 
 // Step is one recorded step.

@@ -229,6 +229,14 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
 			return nil, fmt.Errorf("change either source (an upgrade) or lifecycleState in one request, not both: %w", lifecycle.ErrInvalidArgument)
 		}
+		switch svc.LifecycleState {
+		case lifecycle.StatePaused:
+			// Decided (docs/decisions.md, "Lifecycle semantics"): the
+			// administrator paused it for a reason; an upgrade would undo that.
+			return nil, fmt.Errorf("service %s is paused: resume it before upgrading: %w", svc.NameOrID(), lifecycle.ErrConflict)
+		case lifecycle.StateInactive:
+			return startInactiveUpgrade(d, svc, *c.Source, c.RequestedBy), nil
+		}
 		if c.strategy != nil {
 			return startRollout(d, svc, *c.Source, "", false, c.RequestedBy, c.strategy), nil
 		}

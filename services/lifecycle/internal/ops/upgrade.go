@@ -31,6 +31,7 @@ var upgradeOp = operation{
 		{"resources", withVersions(upgradeResources)},
 		{"cleanup", withVersions(upgradeCleanup)},
 	},
+	dynamic:   inactiveUpgradeStep,
 	onFailure: onUpgradeFailure,
 }
 
@@ -274,6 +275,13 @@ func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome s
 	}
 	if op.Params.Automatic {
 		svc.UpgradeBlockedFor = op.ToVersion
+	}
+	if svc.LifecycleState == lifecycle.StateInactive && op.Params.PriorStatus != "" {
+		// Nothing was applied: the inactive service is as it was.
+		svc.Maintenance = false
+		svc.Phase = op.Params.Phase
+		svc.Status = op.Params.PriorStatus
+		return
 	}
 	if outcome == lifecycle.OutcomeStuck {
 		svc.Status = lifecycle.StatusUnhealthy
