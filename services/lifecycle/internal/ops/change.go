@@ -310,8 +310,8 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	return valuesChanged
 }
 
-// transition moves the lifecycle state: activation is an operation;
-// deactivate, pause and resume happen in the request's transaction and
+// transition moves the lifecycle state: activation and deactivation are
+// operations; pause and resume happen in the request's transaction and
 // are recorded in the history as finished operations.
 func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrants map[string]any, by string) (*lifecycle.Operation, error) {
 	if err := lifecycle.CheckTransition(svc.LifecycleState, to); err != nil {
@@ -324,9 +324,7 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 	case svc.LifecycleState == lifecycle.StateInactive && to == lifecycle.StateActive:
 		return startActivation(d, svc, wantGrants, by)
 	case to == lifecycle.StateInactive:
-		recordInstant(d, svc, lifecycle.OpDeactivate, by)
-		svc.LifecycleState = lifecycle.StateInactive
-		svc.Status = lifecycle.StatusReady
+		return startDeactivation(d, svc, by), nil
 	case to == lifecycle.StatePaused:
 		recordInstant(d, svc, lifecycle.OpPause, by)
 		svc.LifecycleState = lifecycle.StatePaused
