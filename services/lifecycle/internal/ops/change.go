@@ -216,7 +216,14 @@ func applyValues(svc *lifecycle.Service, c Change) {
 // any. It must be repeatable (the transaction may retry).
 func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[string]any) (*lifecycle.Operation, error) {
 	busy := svc.ActiveOperation != ""
+	before := svc.Values
 	valuesChanged := applyFields(svc, c, wantGrants)
+	if op, handled, err := inMaintenance(d, svc, c, valuesChanged); handled {
+		if err == nil && valuesChanged {
+			svc.Values = before
+		}
+		return op, err
+	}
 
 	// Version change: an upgrade.
 	if c.Source != nil && *c.Source != "" && *c.Source != svc.Source {

@@ -265,7 +265,8 @@ func upgradeCleanup(ctx context.Context, d *Deps, _ *run, u *upgradeVersions) er
 
 // onUpgradeFailure sets the service's status after a failed upgrade. Before
 // maintenance nothing changed: the current version stays as it was. After,
-// the upgrade is partial: Unhealthy, to fix and retry or roll back.
+// the upgrade is partial: Unhealthy and still in maintenance, to fix and
+// retry or roll back.
 func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome string) {
 	partial := false
 	for _, s := range op.Steps {
@@ -293,8 +294,10 @@ func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome s
 		setStatusFromResourcesLater(svc)
 		return
 	}
-	svc.Maintenance = false
+	// Partial: the service stays in maintenance (maintenance.go).
+	svc.Maintenance = true
 	svc.Status = lifecycle.StatusUnhealthy
+	svc.ErrorDetails = append(svc.ErrorDetails, maintenanceNote(svc, op))
 }
 
 // setStatusFromResourcesLater marks the service for the controllers to
