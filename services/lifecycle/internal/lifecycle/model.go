@@ -296,6 +296,9 @@ type Resource struct {
 	// Generation is the target object's generation the last apply left
 	// (a rollout's health gate accepts only statuses at or after it).
 	Generation int64 `json:"generation,omitempty"`
+	// Unreachable: the last call to its target did not get through (the
+	// resource is Busy; the service shows Unavailable).
+	Unreachable bool `json:"unreachable,omitempty"`
 }
 
 // Operation types.
