@@ -327,7 +327,9 @@ func (r *Runner) StartAutoUpgrade(ctx context.Context, id string, to *lifecycle.
 	var op *lifecycle.Operation
 	_, err = r.d.Writer.Mutate(ctx, id, func(tx lifecycle.Tx, s *lifecycle.Service) error {
 		op = nil
-		if s.ActiveOperation != "" || !s.AutoUpgrade {
+		// Only an active service that is not in maintenance upgrades by
+		// itself (it may have been paused since the controllers looked).
+		if s.ActiveOperation != "" || !s.AutoUpgrade || s.LifecycleState != lifecycle.StateActive || s.Maintenance {
 			return nil
 		}
 		if strategy != nil {
