@@ -51,8 +51,17 @@ func TestUpgradeOfInactiveServiceAppliesNothing(t *testing.T) {
 	patch(t, w, id, `{"accepted":{"eula":true,"signatures":true,"accessGrants":`+string(oldGrants)+`}}`, http.StatusAccepted)
 	require.Equal(t, "Ready", w.get(t, id).Status)
 
+	// A version whose bundle does not validate: the upgrade fails and the
+	// service is as it was, Ready with its acceptance.
+	bad := ver("1.5.0", map[string]string{"appplatform.vmware.com/source-version-upgrade-constraints": ">=banana"})
+	patch(t, w, id, `{"source":"`+w.publish(t, bad)+`"}`, http.StatusAccepted)
+	v := w.idle(t, id)
+	require.Equal(t, "1.0.0", v.Version)
+	require.Equal(t, "Ready", v.Status, "%+v", v.State)
+	require.Equal(t, "Failed", v.State.Operation.Outcome)
+
 	patch(t, w, id, `{"source":"`+w.publish(t, v2)+`"}`, http.StatusAccepted)
-	v := poll(t, "the version to change", 60*time.Second, func() svcView { return w.idle(t, id) }, func(v svcView) bool { return v.Version == "2.0.0" })
+	v = poll(t, "the version to change", 60*time.Second, func() svcView { return w.idle(t, id) }, func(v svcView) bool { return v.Version == "2.0.0" })
 	require.Equal(t, "inactive", v.LifecycleState)
 	require.Equal(t, "Unresolved", v.Status, "like a fresh registration: %+v", v.State)
 	require.Empty(t, w.ownedOn(t, id), "an inactive service's resources are not applied")
