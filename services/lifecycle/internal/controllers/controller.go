@@ -242,14 +242,16 @@ func (c *Controller) reconcile(ctx context.Context, svc *lifecycle.Service) erro
 		case errors.Is(err, target.ErrNotFound):
 			apply = append(apply, r) // never applied, or removed behind our back
 		case err != nil:
-			if r.Status != target.StatusBusy {
+			if r.Status != target.StatusBusy || !r.Unreachable {
 				r.Status, r.Message, r.LastModified = target.StatusBusy, "target unreachable: "+err.Error(), c.d.Now()
+				r.Unreachable = true
 				changed = append(changed, r)
 			}
 		case obj.Owner.ServiceID != svc.ID, r.Status == target.StatusUnhealthy, !sameSpec(obj, r):
 			apply = append(apply, r)
-		case obj.Status != r.Status || obj.Message != r.Message && r.Status != target.StatusHealthy:
+		case r.Unreachable, obj.Status != r.Status || obj.Message != r.Message && r.Status != target.StatusHealthy:
 			r.Status, r.Message, r.LastModified = obj.Status, obj.Message, c.d.Now()
+			r.Unreachable = false
 			r.ReadyConditions = obj.ReadyConditions
 			changed = append(changed, r)
 		}

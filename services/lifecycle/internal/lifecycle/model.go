@@ -153,6 +153,15 @@ type VersionRef struct {
 	Values  OverlayValues `json:"values"`
 }
 
+// NameOrID names the service in messages: its package name, or its id
+// before its bundle was registered.
+func (s *Service) NameOrID() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.ID
+}
+
 // Clone returns a deep copy.
 func (s *Service) Clone() *Service {
 	c := *s
@@ -287,6 +296,9 @@ type Resource struct {
 	// Generation is the target object's generation the last apply left
 	// (a rollout's health gate accepts only statuses at or after it).
 	Generation int64 `json:"generation,omitempty"`
+	// Unreachable: the last call to its target did not get through (the
+	// resource is Busy; the service shows Unavailable).
+	Unreachable bool `json:"unreachable,omitempty"`
 }
 
 // Operation types.
@@ -373,6 +385,9 @@ type OperationParams struct {
 	// PlanID is the stored plan the upgrade executes; TargetDigest is then
 	// the bundle that plan was made for, and no other is installed.
 	PlanID string `json:"planId,omitempty"`
+	// PriorStatus is the status the service showed before the operation
+	// (restored when an upgrade of an inactive service fails).
+	PriorStatus string `json:"priorStatus,omitempty"`
 }
 
 // Step is one recorded step.

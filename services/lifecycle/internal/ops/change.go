@@ -225,7 +225,14 @@ func applyValues(svc *lifecycle.Service, c Change) {
 // any. It must be repeatable (the transaction may retry).
 func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[string]any) (*lifecycle.Operation, error) {
 	busy := svc.ActiveOperation != ""
+	before := svc.Values
 	valuesChanged := applyFields(svc, c, wantGrants)
+	if op, handled, err := inMaintenance(d, svc, c, valuesChanged); handled {
+		if err == nil && valuesChanged {
+			svc.Values = before
+		}
+		return op, err
+	}
 
 	// Version change: an upgrade.
 	if c.Source != nil && *c.Source != "" && *c.Source != svc.Source {
@@ -237,6 +244,14 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		}
 		if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
 			return nil, fmt.Errorf("change either source (an upgrade) or lifecycleState in one request, not both: %w", lifecycle.ErrInvalidArgument)
+		}
+		switch svc.LifecycleState {
+		case lifecycle.StatePaused:
+			// Decided (docs/decisions.md, "Lifecycle semantics"): the
+			// administrator paused it for a reason; an upgrade would undo that.
+			return nil, fmt.Errorf("service %s is paused: resume it before upgrading: %w", svc.NameOrID(), lifecycle.ErrConflict)
+		case lifecycle.StateInactive:
+			return startInactiveUpgrade(d, svc, *c.Source, c.RequestedBy), nil
 		}
 		var op *lifecycle.Operation
 		if c.strategy != nil {
@@ -317,8 +332,8 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	return valuesChanged
 }
 
-// transition moves the lifecycle state: activation is an operation;
-// deactivate, pause and resume happen in the request's transaction and
+// transition moves the lifecycle state: activation and deactivation are
+// operations; pause and resume happen in the request's transaction and
 // are recorded in the history as finished operations.
 func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrants map[string]any, by string) (*lifecycle.Operation, error) {
 	if err := lifecycle.CheckTransition(svc.LifecycleState, to); err != nil {
@@ -331,9 +346,7 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 	case svc.LifecycleState == lifecycle.StateInactive && to == lifecycle.StateActive:
 		return startActivation(d, svc, wantGrants, by)
 	case to == lifecycle.StateInactive:
-		recordInstant(d, svc, lifecycle.OpDeactivate, by)
-		svc.LifecycleState = lifecycle.StateInactive
-		svc.Status = lifecycle.StatusReady
+		return startDeactivation(d, svc, by), nil
 	case to == lifecycle.StatePaused:
 		recordInstant(d, svc, lifecycle.OpPause, by)
 		svc.LifecycleState = lifecycle.StatePaused

@@ -266,13 +266,14 @@ func (h host) afterFailure(ctx context.Context, op *lifecycle.Operation, outcome
 // operationTypes maps each operation type to its table.
 func operationTypes() map[string]*operation {
 	return map[string]*operation{
-		lifecycle.OpRegister:  &registerOp,
-		lifecycle.OpActivate:  &activateOp,
-		lifecycle.OpConfigure: &reconfigureOp,
-		lifecycle.OpUpgrade:   &upgradeOp,
-		lifecycle.OpRollback:  &rollbackOp,
-		lifecycle.OpDelete:    &deleteOp,
-		lifecycle.OpRollout:   &rolloutOp,
+		lifecycle.OpRegister:   &registerOp,
+		lifecycle.OpActivate:   &activateOp,
+		lifecycle.OpDeactivate: &deactivateOp,
+		lifecycle.OpConfigure:  &reconfigureOp,
+		lifecycle.OpUpgrade:    &upgradeOp,
+		lifecycle.OpRollback:   &rollbackOp,
+		lifecycle.OpDelete:     &deleteOp,
+		lifecycle.OpRollout:    &rolloutOp,
 	}
 }
 

@@ -46,6 +46,9 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 	if err != nil {
 		return nil, err
 	}
+	if err := refusePaused(svc); err != nil {
+		return nil, err
+	}
 	if abandoned, err := abandonStuckChecks(ctx, &r.d, svc, by); abandoned != nil || err != nil {
 		return abandoned, err
 	}
@@ -71,6 +74,9 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 		op = nil
 		if s.LifecycleState == lifecycle.StateDecommissioned {
 			return fmt.Errorf("service %s is being deleted: %w", id, lifecycle.ErrConflict)
+		}
+		if err := refusePaused(s); err != nil {
+			return err
 		}
 		if s.ActiveOperation != "" {
 			running, err := tx.Operation(s.ID, s.ActiveOperation)
@@ -98,6 +104,15 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 	r.engine.Cancel(id)
 	r.enqueue(ctx, op)
 	return out, nil
+}
+
+// refusePaused refuses a rollback of a paused service (decided, as for
+// its upgrade: docs/decisions.md, "Lifecycle semantics").
+func refusePaused(svc *lifecycle.Service) error {
+	if svc.LifecycleState == lifecycle.StatePaused {
+		return fmt.Errorf("service %s is paused: resume it before rolling back: %w", svc.NameOrID(), lifecycle.ErrConflict)
+	}
+	return nil
 }
 
 // abandonStuckChecks ends an upgrade stuck before maintenance: nothing

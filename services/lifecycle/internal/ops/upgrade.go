@@ -31,6 +31,7 @@ var upgradeOp = operation{
 		{"resources", withVersions(upgradeResources)},
 		{"cleanup", withVersions(upgradeCleanup)},
 	},
+	dynamic:   inactiveUpgradeStep,
 	onFailure: onUpgradeFailure,
 }
 
@@ -267,7 +268,8 @@ func upgradeCleanup(ctx context.Context, d *Deps, _ *run, u *upgradeVersions) er
 
 // onUpgradeFailure sets the service's status after a failed upgrade. Before
 // maintenance nothing changed: the current version stays as it was. After,
-// the upgrade is partial: Unhealthy, to fix and retry or roll back.
+// the upgrade is partial: Unhealthy and still in maintenance, to fix and
+// retry or roll back.
 func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome string) {
 	partial := false
 	for _, s := range op.Steps {
@@ -277,6 +279,13 @@ func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome s
 	}
 	if op.Params.Automatic {
 		svc.UpgradeBlockedFor = op.ToVersion
+	}
+	if svc.LifecycleState == lifecycle.StateInactive && op.Params.PriorStatus != "" {
+		// Nothing was applied: the inactive service is as it was.
+		svc.Maintenance = false
+		svc.Phase = op.Params.Phase
+		svc.Status = op.Params.PriorStatus
+		return
 	}
 	if outcome == lifecycle.OutcomeStuck {
 		svc.Status = lifecycle.StatusUnhealthy
@@ -288,8 +297,10 @@ func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome s
 		setStatusFromResourcesLater(svc)
 		return
 	}
-	svc.Maintenance = false
+	// Partial: the service stays in maintenance (maintenance.go).
+	svc.Maintenance = true
 	svc.Status = lifecycle.StatusUnhealthy
+	svc.ErrorDetails = append(svc.ErrorDetails, maintenanceNote(svc, op))
 }
 
 // setStatusFromResourcesLater marks the service for the controllers to
@@ -319,7 +330,9 @@ func (r *Runner) StartAutoUpgrade(ctx context.Context, id string, to *lifecycle.
 	var op *lifecycle.Operation
 	_, err = r.d.Writer.Mutate(ctx, id, func(tx lifecycle.Tx, s *lifecycle.Service) error {
 		op = nil
-		if s.ActiveOperation != "" || !s.AutoUpgrade {
+		// Only an active service that is not in maintenance upgrades by
+		// itself (it may have been paused since the controllers looked).
+		if s.ActiveOperation != "" || !s.AutoUpgrade || s.LifecycleState != lifecycle.StateActive || s.Maintenance {
 			return nil
 		}
 		if strategy != nil {
