@@ -29,6 +29,8 @@ type Change struct {
 	Source         *string
 	AutoUpgrade    *bool
 	AutoRollback   *bool
+	// AutoUpgradePrereleases lets automatic upgrades pick pre-releases.
+	AutoUpgradePrereleases *bool
 	// Rollout asks the upgrade (Source) to roll out in waves;
 	// RolloutStrategy names the provider strategy the service's upgrades
 	// use ("": the provider's default).
@@ -278,6 +280,9 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	if c.AutoRollback != nil {
 		svc.AutoRollback = *c.AutoRollback
 	}
+	if c.AutoUpgradePrereleases != nil {
+		svc.AutoUpgradePrereleases = *c.AutoUpgradePrereleases
+	}
 	if c.Accepted != nil {
 		svc.Accepted = lifecycle.Accepted{EULA: c.Accepted.EULA, Signatures: c.Accepted.Signatures, AccessGrants: lifecycle.CloneJSON(c.Accepted.AccessGrants)}
 		if svc.Status == lifecycle.StatusUnresolved || svc.Status == lifecycle.StatusReady {
@@ -294,7 +299,10 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 		valuesChanged = before != svc.Values
 	}
 	if c.Reconfigure != nil {
-		svc.Reconfigure = slices.Clone(c.Reconfigure)
+		svc.Reconfigure = nil
+		if len(c.Reconfigure) > 0 {
+			svc.Reconfigure = slices.Clone(c.Reconfigure)
+		}
 	}
 	if c.RolloutStrategy != nil {
 		svc.RolloutStrategy = *c.RolloutStrategy

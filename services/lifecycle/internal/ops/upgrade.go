@@ -190,16 +190,20 @@ func upgradeEvaluate(ctx context.Context, d *Deps, r *run, u *upgradeVersions) e
 	if err != nil {
 		return err
 	}
-	return steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "compatibility check failed")
+	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "compatibility check failed")
+	r.note(notes)
+	return err
 }
 
 // upgradeHook: the service's own pre-check hook.
-func upgradeHook(ctx context.Context, d *Deps, _ *run, u *upgradeVersions) error {
+func upgradeHook(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error {
 	hook, err := steps.RunHook(ctx, d.Ports.Hook(), u.old, u.ob, u.nb, u.to)
 	if err != nil {
 		return err
 	}
-	if err := steps.NoteResults(ctx, d.Writer, u.svc.ID, hook.Results, "the pre-check hook reported errors"); err != nil {
+	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, hook.Results, "the pre-check hook reported errors")
+	r.note(notes)
+	if err != nil {
 		return err
 	}
 	if hook.Failure != "" {
