@@ -216,6 +216,7 @@ func (h host) fail(ctx context.Context, r *run, i int, cause error, stuck bool) 
 	if err != nil {
 		h.r.d.Log.Error("record failed operation", "operation", op.ID, "error", err)
 	}
+	h.quarantineFailedAuto(ctx, op, cause)
 	h.afterFailure(ctx, op, outcome)
 }
 
@@ -269,6 +270,20 @@ func (h host) afterFailure(ctx context.Context, op *lifecycle.Operation, outcome
 	if _, err := h.r.Rollback(ctx, svc.ID, "", "auto-rollback"); err != nil {
 		h.r.d.Log.Error("automatic rollback", "service", svc.ID, "error", err)
 		h.refusedRollback(ctx, op, svc.PreviousVersion.Version, err)
+	}
+}
+
+// quarantineFailedAuto quarantines the version an automatic upgrade failed
+// on (or is stuck at): automatic upgrades pick it again only once an
+// administrator clears it (DELETE /v2/vcf-service-versions/{name}/{version}/quarantine).
+func (h host) quarantineFailedAuto(ctx context.Context, op *lifecycle.Operation, cause error) {
+	if (op.Type != lifecycle.OpUpgrade && op.Type != lifecycle.OpRollout) || !op.Params.Automatic || op.ToVersion == "" || op.ServiceName == "" {
+		return
+	}
+	q := &lifecycle.Quarantine{At: h.r.d.Now(), By: op.RequestedBy,
+		Reason: fmt.Sprintf("the automatic upgrade of service %s from %s failed: %v", op.ServiceID, op.FromVersion, cause)}
+	if err := quarantine(ctx, h.r.d, op.ServiceName, op.ToVersion, q); err != nil {
+		h.r.d.Log.Warn("quarantine the version an automatic upgrade failed on", "service", op.ServiceID, "version", op.ToVersion, "error", err)
 	}
 }
 
