@@ -16,7 +16,8 @@ import (
 //	Configuring, Editing, Publishing  re-apply an active service's configuration (the configure operation, shown with that phase)
 //	Installing                        inactive: activate (as lifecycleState active, acceptance required); active: re-apply, as above
 //	Resolving                         inactive: re-resolve acceptance against a fresh render (Ready or Unresolved); active: re-apply
-//	Upgrading                         upgrade to the newest registered version the service may move to (as PATCH source)
+//	Upgrading                         upgrade to the newest registered version the service may move to (as PATCH source;
+//	                                  steps.UpgradeCandidates: not quarantined, a pre-release only when the service opts in)
 //	Uninstalling                      deactivate (as lifecycleState inactive)
 //	Deleting                          delete (as DELETE without forceDelete)
 //

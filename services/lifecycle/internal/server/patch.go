@@ -62,8 +62,8 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	if vals.GetEffective() != "" {
 		c.ValueFields = append(c.ValueFields, "effective")
 	}
-	if body.GetReconfigure() != nil {
-		c.Reconfigure = body.GetReconfigure().GetEvents()
+	if events := body.GetReconfigure().GetEvents(); len(events) > 0 {
+		c.Reconfigure = events
 	}
 	rollout, err := rolloutRequestFromProto(body.GetRollout())
 	if err != nil {
