@@ -117,9 +117,11 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	if err := refuseQuarantined(ctx, d, svc.Name, v); err != nil {
 		return err
 	}
-	if _, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b); err != nil {
+	warnings, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b)
+	if err != nil {
 		return err
 	}
+	r.note(warnings) // the new bundle's static warnings (they reach errorDetails when the upgrade ends)
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
 	return d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := putCatalog(tx, &lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest,
