@@ -162,8 +162,14 @@ func addHook(t *table, h *lifecyclev1.HookReport) {
 		t.row("INFO", "HOOK", "-", "no pre-check hook declared")
 		return
 	}
+	// A result names the Supervisors that answered it (identical answers
+	// are one row); one from a hook run without a Supervisor, the endpoint.
 	for _, r := range h.GetResults() {
-		t.row(strings.ToUpper(r.GetSeverity()), "HOOK", orDash(h.GetEndpoint()), r.GetMessage())
+		subject := r.GetSubject()
+		if subject == "" {
+			subject = h.GetEndpoint()
+		}
+		t.row(strings.ToUpper(r.GetSeverity()), "HOOK", orDash(subject), r.GetMessage())
 	}
 	if h.GetFailure() != "" {
 		t.row("ERROR", "HOOK", orDash(h.GetEndpoint()), h.GetFailure())

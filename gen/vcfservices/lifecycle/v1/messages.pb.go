@@ -75,8 +75,11 @@ type VcfService struct {
 	Rollout *RolloutSummary `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	// The provider strategy the service's upgrades roll out with.
 	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Automatic upgrades may pick pre-release versions (1.2.0-rc.1); off by
+	// default.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *VcfService) Reset() {
@@ -310,6 +313,13 @@ func (x *VcfService) GetRolloutStrategy() string {
 		return x.RolloutStrategy
 	}
 	return ""
+}
+
+func (x *VcfService) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
 }
 
 // OverlayValues are the stored value layers, each base64-encoded YAML.
@@ -1088,11 +1098,14 @@ type Operation struct {
 	FromVersion string `protobuf:"bytes,3,opt,name=from_version,json=fromVersion,proto3" json:"from_version,omitempty"`
 	ToVersion   string `protobuf:"bytes,4,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
 	// Running, Succeeded, Failed, RolledBack, Stuck.
-	Outcome       string           `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	RequestedBy   string           `protobuf:"bytes,6,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
-	StartedAt     string           `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	FinishedAt    string           `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
-	Steps         []*OperationStep `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	Outcome     string           `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	RequestedBy string           `protobuf:"bytes,6,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	StartedAt   string           `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	FinishedAt  string           `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	Steps       []*OperationStep `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	// Everything the operation's checks said: every WARNING and INFO of every
+	// step, and the ERRORs when it failed, as state.errorDetails shows them.
+	Notes         []*ErrorDetail `protobuf:"bytes,100,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1186,6 +1199,13 @@ func (x *Operation) GetFinishedAt() string {
 func (x *Operation) GetSteps() []*OperationStep {
 	if x != nil {
 		return x.Steps
+	}
+	return nil
+}
+
+func (x *Operation) GetNotes() []*ErrorDetail {
+	if x != nil {
+		return x.Notes
 	}
 	return nil
 }
@@ -1291,9 +1311,11 @@ type ServiceUpdate struct {
 	// upgrade takes the plan's version and rollout, and is refused (409, with
 	// what changed) when the service, the inventory or the catalog changed
 	// since the plan was made, or the plan expired.
-	PlanId        string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PlanId string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ServiceUpdate) Reset() {
@@ -1431,6 +1453,13 @@ func (x *ServiceUpdate) GetPlanId() string {
 	return ""
 }
 
+func (x *ServiceUpdate) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
+}
+
 // ServicePatch is the body of PATCH (api.md `PatchServiceRequest`); only the
 // fields named in the update mask change.
 type ServicePatch struct {
@@ -1452,9 +1481,11 @@ type ServicePatch struct {
 	// The provider strategy this service's upgrades use ("" : the default).
 	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
 	// Execute a stored upgrade plan (see ServiceUpdate.plan_id).
-	PlanId        string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PlanId string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ServicePatch) Reset() {
@@ -1592,20 +1623,29 @@ func (x *ServicePatch) GetPlanId() string {
 	return ""
 }
 
+func (x *ServicePatch) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
+}
+
 // CreateServiceRequest is api.md's CreateServiceRequest.
 type CreateServiceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ^(oci|https)://.*\.tar$ (http:// only when insecure sources are allowed).
-	Source        string            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
-	Name          string            `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Version       string            `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
-	AutoUpgrade   bool              `protobuf:"varint,4,opt,name=auto_upgrade,json=autoUpgrade,proto3" json:"auto_upgrade,omitempty"`
-	AutoRollback  bool              `protobuf:"varint,5,opt,name=auto_rollback,json=autoRollback,proto3" json:"auto_rollback,omitempty"`
-	BuiltIn       bool              `protobuf:"varint,6,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
-	Labels        map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Locations     map[string]string `protobuf:"bytes,8,rep,name=locations,proto3" json:"locations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Source       string            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Name         string            `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Version      string            `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	AutoUpgrade  bool              `protobuf:"varint,4,opt,name=auto_upgrade,json=autoUpgrade,proto3" json:"auto_upgrade,omitempty"`
+	AutoRollback bool              `protobuf:"varint,5,opt,name=auto_rollback,json=autoRollback,proto3" json:"auto_rollback,omitempty"`
+	BuiltIn      bool              `protobuf:"varint,6,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
+	Labels       map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Locations    map[string]string `protobuf:"bytes,8,rep,name=locations,proto3" json:"locations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *CreateServiceRequest) Reset() {
@@ -1692,6 +1732,13 @@ func (x *CreateServiceRequest) GetLocations() map[string]string {
 		return x.Locations
 	}
 	return nil
+}
+
+func (x *CreateServiceRequest) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
 }
 
 // CreateServiceResponse carries the created service.
@@ -4854,7 +4901,7 @@ var File_vcfservices_lifecycle_v1_messages_proto protoreflect.FileDescriptor
 
 const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
-	"'vcfservices/lifecycle/v1/messages.proto\x12\x18vcfservices.lifecycle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\"vcfservices/common/v1/common.proto\x1a,vcfservices/lifecycle/v1/rollout_types.proto\"\xdc\v\n" +
+	"'vcfservices/lifecycle/v1/messages.proto\x12\x18vcfservices.lifecycle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\"vcfservices/common/v1/common.proto\x1a,vcfservices/lifecycle/v1/rollout_types.proto\"\x96\f\n" +
 	"\n" +
 	"VcfService\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
@@ -4890,7 +4937,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x1b \x01(\tR\tupdatedAt\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutSummaryR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4966,7 +5014,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x04step\x18\x03 \x01(\tR\x04step\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x18\n" +
 	"\apercent\x18\x05 \x01(\x05R\apercent\x12\x18\n" +
-	"\aoutcome\x18\x06 \x01(\tR\aoutcome\"\xad\x02\n" +
+	"\aoutcome\x18\x06 \x01(\tR\aoutcome\"\xea\x02\n" +
 	"\tOperation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12!\n" +
@@ -4979,7 +5027,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"started_at\x18\a \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\b \x01(\tR\n" +
 	"finishedAt\x12=\n" +
-	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\"\x95\x01\n" +
+	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\x12;\n" +
+	"\x05notes\x18d \x03(\v2%.vcfservices.lifecycle.v1.ErrorDetailR\x05notes\"\x95\x01\n" +
 	"\rOperationStep\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x18\n" +
@@ -4987,7 +5036,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x04 \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\x05 \x01(\tR\n" +
-	"finishedAt\"\xd0\a\n" +
+	"finishedAt\"\x8a\b\n" +
 	"\rServiceUpdate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12?\n" +
 	"\x06values\x18\x02 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
@@ -5004,7 +5053,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
 	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12\x17\n" +
-	"\aplan_id\x18F \x01(\tR\x06planId\x1a9\n" +
+	"\aplan_id\x18F \x01(\tR\x06planId\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5014,7 +5064,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\xd2\a\n" +
+	"\t_revision\"\x8c\b\n" +
 	"\fServicePatch\x12?\n" +
 	"\x06values\x18\x01 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
 	"\x0flifecycle_state\x18\x02 \x01(\tR\x0elifecycleState\x12\x14\n" +
@@ -5031,7 +5081,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
 	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12\x17\n" +
-	"\aplan_id\x18F \x01(\tR\x06planId\x1a9\n" +
+	"\aplan_id\x18F \x01(\tR\x06planId\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5041,7 +5092,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\xe9\x03\n" +
+	"\t_revision\"\xa3\x04\n" +
 	"\x14CreateServiceRequest\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -5050,7 +5101,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\rauto_rollback\x18\x05 \x01(\bR\fautoRollback\x12\x19\n" +
 	"\bbuilt_in\x18\x06 \x01(\bR\abuiltIn\x12R\n" +
 	"\x06labels\x18\a \x03(\v2:.vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntryR\x06labels\x12[\n" +
-	"\tlocations\x18\b \x03(\v2=.vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntryR\tlocations\x1a9\n" +
+	"\tlocations\x18\b \x03(\v2=.vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntryR\tlocations\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5418,71 +5470,72 @@ var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	8,  // 18: vcfservices.lifecycle.v1.State.orphaned_resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
 	83, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
 	12, // 20: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
-	1,  // 21: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	4,  // 22: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	3,  // 23: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	71, // 24: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	72, // 25: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	73, // 26: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	84, // 27: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	1,  // 28: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	74, // 29: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	75, // 30: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	3,  // 31: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	4,  // 32: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	76, // 33: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	84, // 34: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	77, // 35: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	78, // 36: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	0,  // 37: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 38: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 39: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	13, // 40: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
-	0,  // 41: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	14, // 42: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
-	85, // 43: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 44: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 45: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	7,  // 46: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
-	80, // 47: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 48: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
-	86, // 49: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 50: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	86, // 51: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 52: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	39, // 53: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
-	2,  // 54: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	86, // 55: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 56: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	79, // 57: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
-	0,  // 58: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	84, // 59: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	48, // 60: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
-	87, // 61: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	50, // 62: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
-	88, // 63: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
-	51, // 64: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	49, // 65: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
-	87, // 66: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	87, // 67: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
-	51, // 68: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	87, // 69: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
-	11, // 70: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	10, // 71: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	58, // 72: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	89, // 73: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
-	58, // 74: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	80, // 75: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	80, // 76: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	80, // 77: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	66, // 78: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	67, // 79: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	87, // 80: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	81, // [81:81] is the sub-list for method output_type
-	81, // [81:81] is the sub-list for method input_type
-	81, // [81:81] is the sub-list for extension type_name
-	81, // [81:81] is the sub-list for extension extendee
-	0,  // [0:81] is the sub-list for field type_name
+	9,  // 21: vcfservices.lifecycle.v1.Operation.notes:type_name -> vcfservices.lifecycle.v1.ErrorDetail
+	1,  // 22: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	4,  // 23: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	3,  // 24: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	71, // 25: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	72, // 26: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	73, // 27: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	84, // 28: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	1,  // 29: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	74, // 30: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	75, // 31: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	3,  // 32: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	4,  // 33: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	76, // 34: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	84, // 35: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	77, // 36: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	78, // 37: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	0,  // 38: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 39: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 40: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	13, // 41: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
+	0,  // 42: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	14, // 43: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
+	85, // 44: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	0,  // 45: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 46: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	7,  // 47: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
+	80, // 48: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	79, // 49: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
+	86, // 50: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 51: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	86, // 52: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 53: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	39, // 54: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
+	2,  // 55: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	86, // 56: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 57: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	79, // 58: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
+	0,  // 59: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	84, // 60: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	48, // 61: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
+	87, // 62: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	50, // 63: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
+	88, // 64: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
+	51, // 65: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	49, // 66: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
+	87, // 67: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	87, // 68: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
+	51, // 69: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	87, // 70: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
+	11, // 71: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
+	10, // 72: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	58, // 73: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	89, // 74: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
+	58, // 75: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	80, // 76: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	80, // 77: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	80, // 78: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	66, // 79: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	67, // 80: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	87, // 81: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	82, // [82:82] is the sub-list for method output_type
+	82, // [82:82] is the sub-list for method input_type
+	82, // [82:82] is the sub-list for extension type_name
+	82, // [82:82] is the sub-list for extension extendee
+	0,  // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }

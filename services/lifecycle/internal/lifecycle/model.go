@@ -103,8 +103,11 @@ type Service struct {
 	Tenants        map[string]string `json:"tenants,omitempty"`
 	AutoUpgrade    bool              `json:"autoUpgrade,omitempty"`
 	AutoRollback   bool              `json:"autoRollback,omitempty"`
-	BuiltIn        bool              `json:"builtIn,omitempty"`
-	Namespace      string            `json:"namespace,omitempty"`
+	// AutoUpgradePrereleases lets automatic upgrades pick pre-release
+	// versions (off: only releases are picked).
+	AutoUpgradePrereleases bool   `json:"autoUpgradePrereleases,omitempty"`
+	BuiltIn                bool   `json:"builtIn,omitempty"`
+	Namespace              string `json:"namespace,omitempty"`
 	// Supervisors are the Supervisors the installed version runs on, by
 	// serviceSupervisors, recorded when its resources are applied.
 	Supervisors []string  `json:"supervisors,omitempty"`
@@ -350,6 +353,10 @@ type Operation struct {
 	Params      OperationParams `json:"params"`
 	// Orphans lists target resources a force delete left behind.
 	Orphans []Orphan `json:"orphans,omitempty"`
+	// Notes are everything the operation's checks said (every WARNING
+	// and INFO of every step; the ERRORs too when it failed), as the
+	// service's errorDetails show them.
+	Notes []ErrorDetail `json:"notes,omitempty"`
 	// Rollout is a rollout's waves and targets as it runs.
 	Rollout *RolloutState `json:"rollout,omitempty"`
 	// Attempts counts executions of the current step (retries).

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/commit"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fleet"
@@ -29,6 +28,8 @@ type Change struct {
 	Source         *string
 	AutoUpgrade    *bool
 	AutoRollback   *bool
+	// AutoUpgradePrereleases lets automatic upgrades pick pre-releases.
+	AutoUpgradePrereleases *bool
 	// Rollout asks the upgrade (Source) to roll out in waves;
 	// RolloutStrategy names the provider strategy the service's upgrades
 	// use ("": the provider's default).
@@ -89,13 +90,8 @@ func (c *Change) validate(bundles lifecycle.Bundles) error {
 		return fmt.Errorf("lifecycleState %q: want active, inactive or paused: %w", *c.LifecycleState, lifecycle.ErrInvalidArgument)
 	}
 	if c.Phase != nil && *c.Phase != "" {
-		switch *c.Phase {
-		case lifecycle.PhaseConfiguring, lifecycle.PhaseEditing, lifecycle.PhasePublishing:
-		default:
-			if !slices.Contains(lifecycle.Phases, *c.Phase) {
-				return fmt.Errorf("phase %q: want one of %s: %w", *c.Phase, strings.Join(lifecycle.Phases, ", "), lifecycle.ErrInvalidArgument)
-			}
-			return fmt.Errorf("phase %s is set by the Service Manager itself; a client may request Configuring, Editing or Publishing (re-apply the current configuration): %w", *c.Phase, lifecycle.ErrInvalidArgument)
+		if err := validPhase(*c.Phase); err != nil {
+			return err
 		}
 	}
 	for _, e := range c.Reconfigure {
@@ -146,6 +142,13 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if err != nil {
 		return nil, err
 	}
+	if c.phaseDelete() {
+		return r.Delete(ctx, id, false, c.RequestedBy)
+	}
+	resolve, err := r.expandPhase(ctx, current, &c)
+	if err != nil {
+		return nil, err
+	}
 	if c.PlanID != nil && *c.PlanID != "" {
 		if err := r.applyPlan(ctx, current, &c); err != nil {
 			return nil, err
@@ -163,7 +166,7 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	// calls the renderer and must not hold the store.
 	var wantGrants map[string]any
 	activating := c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateActive && current.LifecycleState == lifecycle.StateInactive
-	if activating || (c.Accepted != nil && current.Digest != "") {
+	if activating || ((c.Accepted != nil || resolve) && current.Digest != "") {
 		b, err := steps.LoadBundle(r.d.Bundles, current)
 		if err != nil {
 			return nil, err
@@ -189,6 +192,9 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 		op, err = applyChange(&r.d, svc, c, wantGrants)
 		if err != nil {
 			return err
+		}
+		if resolve && op == nil {
+			resolveAcceptance(svc, wantGrants)
 		}
 		if op != nil {
 			if svc.ActiveOperation != "" && svc.ActiveOperation != op.ID {
@@ -308,6 +314,9 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	if c.AutoRollback != nil {
 		svc.AutoRollback = *c.AutoRollback
 	}
+	if c.AutoUpgradePrereleases != nil {
+		svc.AutoUpgradePrereleases = *c.AutoUpgradePrereleases
+	}
 	if c.Accepted != nil {
 		svc.Accepted = lifecycle.Accepted{EULA: c.Accepted.EULA, Signatures: c.Accepted.Signatures, AccessGrants: lifecycle.CloneJSON(c.Accepted.AccessGrants)}
 		if svc.Status == lifecycle.StatusUnresolved || svc.Status == lifecycle.StatusReady {
@@ -324,7 +333,10 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 		valuesChanged = before != svc.Values
 	}
 	if c.Reconfigure != nil {
-		svc.Reconfigure = slices.Clone(c.Reconfigure)
+		svc.Reconfigure = nil
+		if len(c.Reconfigure) > 0 {
+			svc.Reconfigure = slices.Clone(c.Reconfigure)
+		}
 	}
 	if c.RolloutStrategy != nil {
 		svc.RolloutStrategy = *c.RolloutStrategy

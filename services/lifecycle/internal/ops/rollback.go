@@ -254,6 +254,9 @@ func rollbackResources(ctx context.Context, d *Deps, r *run) error {
 func rollbackCleanup(ctx context.Context, d *Deps, r *run) error {
 	_, err := d.Writer.Mutate(ctx, r.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if prev := s.PreviousVersion; prev != nil && s.Version != prev.Version {
+			// Automatic upgrades do not pick the version rolled back from
+			// until an administrator clears it.
+			s.UpgradeBlockedFor = s.Version
 			s.Version, s.Digest, s.Source, s.Values = prev.Version, prev.Digest, prev.Source, prev.Values
 		}
 		s.PreviousVersion = nil

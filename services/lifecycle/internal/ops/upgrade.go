@@ -121,9 +121,11 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	if err := refuseQuarantined(ctx, d, svc.Name, v); err != nil {
 		return err
 	}
-	if _, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b); err != nil {
+	warnings, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b)
+	if err != nil {
 		return err
 	}
+	r.note(warnings) // the new bundle's static warnings (they reach errorDetails when the upgrade ends)
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
 	return d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := putCatalog(tx, &lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest,
@@ -194,16 +196,20 @@ func upgradeEvaluate(ctx context.Context, d *Deps, r *run, u *upgradeVersions) e
 	if err != nil {
 		return err
 	}
-	return steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "compatibility check failed")
+	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "compatibility check failed")
+	r.note(notes)
+	return err
 }
 
 // upgradeHook: the service's own pre-check hook.
-func upgradeHook(ctx context.Context, d *Deps, _ *run, u *upgradeVersions) error {
+func upgradeHook(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error {
 	hook, err := steps.RunHook(ctx, d.Ports.Hook(), u.old, u.ob, u.nb, u.to)
 	if err != nil {
 		return err
 	}
-	if err := steps.NoteResults(ctx, d.Writer, u.svc.ID, hook.Results, "the pre-check hook reported errors"); err != nil {
+	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, hook.Results, "the pre-check hook reported errors")
+	r.note(notes)
+	if err != nil {
 		return err
 	}
 	if hook.Failure != "" {

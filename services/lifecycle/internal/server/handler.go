@@ -47,6 +47,7 @@ func (h *Handler) CreateService(ctx context.Context, req *lifecyclev1.CreateServ
 		Source: req.GetSource(), Name: req.GetName(), Version: req.GetVersion(),
 		AutoUpgrade: req.GetAutoUpgrade(), AutoRollback: req.GetAutoRollback(), BuiltIn: req.GetBuiltIn(),
 		Labels: req.GetLabels(), Locations: req.GetLocations(), RequestedBy: auth.Principal(ctx),
+		AutoUpgradePrereleases: req.GetAutoUpgradePrereleases(),
 	})
 	if err != nil {
 		return nil, err
