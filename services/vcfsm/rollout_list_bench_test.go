@@ -45,12 +45,14 @@ func listWhileRollingOut(b *testing.B, w *scaleWorld, list func() time.Duration)
 	window := time.Now().Add(20 * time.Second)
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
+	stopProfile := profileWindow(b, "list-rollout")
 	start := time.Now()
 	var lat []time.Duration
 	for time.Now().Before(window) {
 		<-tick.C
 		lat = append(lat, list())
 	}
+	stopProfile()
 	seen := changes.Load()
 	elapsed := time.Since(start)
 	require.Positive(b, seen, "the rollout changed the service meanwhile")
