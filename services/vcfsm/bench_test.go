@@ -99,7 +99,14 @@ func newScaleWorldWith(b testing.TB, regions, perRegion int, opts []onebox.Optio
 		c.Lifecycle.ReconcileInterval = time.Second
 	}}, opts...)...)
 	w.sim = w.box.Sys.Lifecycle().Simulator()
-	sw := &scaleWorld{world: w}
+	return &scaleWorld{world: w, sources: publishScale(b, w, versions...)}
+}
+
+// publishScale publishes the scale bundle's versions (with their
+// SupervisorService image) on w's registry and tarball server, returning
+// their sources in order.
+func publishScale(b testing.TB, w *world, versions ...bundletest.BundleSpec) []string {
+	var sources []string
 	ssImage := bundletest.PushSupervisorServiceBundle(b, w.reg, "scale-ss:1.0.0", "scale-ss.example.com", "1.0.0")
 	for _, spec := range versions {
 		spec.Images = []bundletest.BundleImage{{Image: ssImage}}
@@ -108,9 +115,9 @@ func newScaleWorldWith(b testing.TB, regions, perRegion int, opts []onebox.Optio
 		bundletest.PushBundle(b, w.reg, dir, "scale:"+spec.Version)
 		tar := bundletest.CopyToTar(b, w.reg, w.reg.Ref("scale:"+spec.Version))
 		w.tars.Add("scale-"+spec.Version+".tar", tar)
-		sw.sources = append(sw.sources, w.tars.URL("scale-"+spec.Version+".tar"))
+		sources = append(sources, w.tars.URL("scale-"+spec.Version+".tar"))
 	}
-	return sw
+	return sources
 }
 
 // waitWatch blocks until the service reaches status (and version).

@@ -188,10 +188,16 @@ func BenchmarkIdle(b *testing.B) {
 // p99 latency of the same list asked again and again (ms-p99: lifecycle
 // keeps a filter's matches while no service changes), and of lists it
 // has not kept (ms-p99-scan: each asks a filter of its own, matching the
-// same services, so every service is scanned, as after a change).
+// same services, so every service is scanned, as after a change), and of
+// the kept list while a rollout changes a service every second
+// (ms-p99-rollout, issue 26).
 func BenchmarkRESTList10k(b *testing.B) {
 	_, opt := seeded(b, 10000, 2)
-	box := onebox.Start(b, opt)
+	// The seeded 10,000 and one real service a rollout changes (the last
+	// phase), at the product's reconcile period.
+	w := newScaleWorldWith(b, 10, 1, []onebox.Option{opt, func(c *app.Config) { c.Lifecycle.ReconcileInterval = 0 }},
+		scaleVersion("1.0.0", 1, 0, "a", "admin"), scaleVersion("2.0.0", 1, 0, "a", "operator"))
+	box := w.box
 	const filter = "(vendor==broadcom;status==Healthy),labels.team==data"
 	list := func(filter string) time.Duration {
 		start := time.Now()
@@ -217,6 +223,8 @@ func BenchmarkRESTList10k(b *testing.B) {
 	}
 	b.ReportMetric(percentileMS(scans, 99), "ms-p99-scan")
 	b.ReportMetric(percentileMS(scans, 50), "ms-p50-scan")
+
+	listWhileRollingOut(b, w, func() time.Duration { return list(filter) })
 }
 
 // percentileMS is the p-th percentile of lat in milliseconds (lat is

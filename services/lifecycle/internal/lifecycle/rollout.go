@@ -116,6 +116,8 @@ type RolloutState struct {
 	// Shared are the resources that are not on one Supervisor (VCF
 	// Automation, vCenter, region-linked), by the wave they move with.
 	Shared map[string]int `json:"shared,omitempty"`
+	// RollbackStartedAt is when the rollout turned to its rollback.
+	RollbackStartedAt time.Time `json:"rollbackStartedAt,omitzero"`
 }
 
 // WaveState is one wave as it runs.
@@ -126,6 +128,8 @@ type WaveState struct {
 	ApprovedBy string    `json:"approvedBy,omitempty"`
 	StartedAt  time.Time `json:"startedAt,omitzero"`
 	DoneAt     time.Time `json:"doneAt,omitzero"`
+	// RollbackStartedAt is when the wave's targets began moving back.
+	RollbackStartedAt time.Time `json:"rollbackStartedAt,omitzero"`
 	// Checked: the wave's gates (compatibility, hook, pre-checks) ran and
 	// passed (or were overridden); Blocked: they ran and blocked it.
 	Checked bool `json:"checked,omitempty"`

@@ -109,7 +109,7 @@ func rolloutPlan(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error
 func saveRollout(ctx context.Context, d *Deps, r *run, message string) error {
 	st := r.op.Rollout
 	sum := fleet.Summary(r.op.ID, st)
-	return d.Writer.PutOperation(ctx, r.op, func(svc *lifecycle.Service) bool {
+	err := d.Writer.PutOperation(ctx, r.op, func(svc *lifecycle.Service) bool {
 		if svc.ActiveOperation != r.op.ID {
 			return false
 		}
@@ -122,6 +122,10 @@ func saveRollout(ctx context.Context, d *Deps, r *run, message string) error {
 		}
 		return true
 	})
+	if err == nil {
+		d.rollouts().RolloutSaved(rolloutKey(r.op), st)
+	}
+	return err
 }
 
 // rolloutPromote points the service at the new version once every wave

@@ -19,6 +19,16 @@ import (
 func (w *waveRun) beginRollback(ctx context.Context, reason string) error {
 	st := w.st
 	st.State, st.Reason = lifecycle.RolloutRollingBack, reason
+	if st.RollbackStartedAt.IsZero() {
+		st.RollbackStartedAt = w.now
+	}
+	if ws := w.state(); !ws.StartedAt.IsZero() {
+		outcome := WaveAborted
+		if ws.State == "Failed" {
+			outcome = WaveFailed
+		}
+		w.d.rollouts().WaveEnded(ctx, st, w.k, WaveForward, outcome)
+	}
 	current := slices.IndexFunc(w.r.op.Steps, func(s lifecycle.Step) bool { return s.Name == fmt.Sprintf("wave-%d", w.k+1) })
 	for i := current + 1; i < len(w.r.op.Steps); i++ {
 		if w.r.op.Steps[i].Status == lifecycle.StepPending {
@@ -64,7 +74,8 @@ func rollbackWave(k int) func(ctx context.Context, d *Deps, r *run, u *upgradeVe
 					}
 					return engine.Wait(10*d.rolloutPoll(), "%s", st.Reason)
 				}
-				ws.State = "RollingBack"
+				ws.State, ws.RollbackStartedAt = "RollingBack", w.now
+				d.rollouts().WaveStarted(WaveRollback)
 			}
 			if err := w.moveBack(ctx, moved); err != nil {
 				return err
@@ -76,6 +87,9 @@ func rollbackWave(k int) func(ctx context.Context, d *Deps, r *run, u *upgradeVe
 		back := w.targetsIn(lifecycle.TargetRollingBack)
 		failed := w.targetsIn(lifecycle.TargetFailed)
 		if len(back) == 0 && len(failed) == 0 && w.sharedBack(ctx) {
+			if ws.State == "RollingBack" {
+				d.rollouts().WaveEnded(ctx, st, k, WaveRollback, WaveRolledBack)
+			}
 			ws.State = "RolledBack"
 			return saveRollout(ctx, d, r, fmt.Sprintf("wave %s rolled back", w.name()))
 		}
@@ -135,6 +149,9 @@ func (w *waveRun) sharedBack(ctx context.Context) bool {
 // and the operation ends RolledBack.
 func rolloutRolledBack(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error {
 	st := r.op.Rollout
+	if st.State != lifecycle.RolloutRolledBack && !st.RollbackStartedAt.IsZero() {
+		d.rollouts().RolledBack(d.Now().Sub(st.RollbackStartedAt))
+	}
 	st.State = lifecycle.RolloutRolledBack
 	if err := quarantine(ctx, *d, u.svc.Name, u.to, &lifecycle.Quarantine{Reason: st.Reason, At: d.Now(), Rollout: r.op.ID}); err != nil {
 		return err

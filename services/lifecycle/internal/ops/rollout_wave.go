@@ -67,6 +67,7 @@ func (w *waveRun) run(ctx context.Context) error {
 	}
 	if ws.StartedAt.IsZero() {
 		ws.StartedAt, ws.ApprovedBy = w.now, ctl.Approved[w.k]
+		w.d.rollouts().WaveStarted(WaveForward)
 	}
 	ws.State = "Running"
 	if ctl.Resumes > ws.Resumes {
@@ -109,6 +110,7 @@ func (w *waveRun) settle(ctx context.Context) error {
 	}
 	if done+failed == total && w.sharedHealthy(ctx) {
 		ws.State, ws.DoneAt = "Done", w.now
+		w.d.rollouts().WaveEnded(ctx, w.st, w.k, WaveForward, WaveDone)
 		return saveRollout(ctx, w.d, w.r, fmt.Sprintf("wave %s done: %d of %d target(s)", w.name(), done, total))
 	}
 	msg := fmt.Sprintf("wave %d/%d (%s): %d of %d done, %d failed, %d waiting for a window", w.k+1, len(w.st.Waves), w.name(), done, total, failed, waiting)

@@ -34,6 +34,7 @@ type Observer struct {
 	steps     *prometheus.HistogramVec
 	reconcile *prometheus.HistogramVec
 	reconErrs *prometheus.CounterVec
+	rollouts  *rolloutMetrics
 
 	mu      sync.Mutex
 	pending map[string]trace.SpanContext
@@ -62,6 +63,7 @@ func New(tel *observability.Telemetry) *Observer {
 			"kind", "system"),
 		pending: map[string]trace.SpanContext{},
 	}
+	o.rollouts = newRolloutMetrics(tel, o.tracer)
 	return o
 }
 
@@ -95,6 +97,9 @@ func (o *Observer) OperationStarted(ctx context.Context, key, opType string) (co
 	ctx, span := o.tracer.Start(ctx, "operation "+opType, trace.WithAttributes(attribute.String("vcfsm.operation.type", opType)))
 	return ctx, func(outcome string) {
 		o.finished.WithLabelValues(opType, outcome).Inc()
+		if opType == lifecycle.OpRollout {
+			o.rollouts.rolloutEnded(key, outcome)
+		}
 		span.SetAttributes(attribute.String("vcfsm.operation.outcome", outcome))
 		if outcome == lifecycle.OutcomeFailed || outcome == lifecycle.OutcomeStuck {
 			span.SetStatus(codes.Error, outcome)

@@ -101,27 +101,32 @@ func parseBytes(v string) (int64, error) {
 }
 
 // Facts implements target.Driver. A Supervisor the seed does not name has
-// the default capacity less what its resources consume.
+// the default capacity less what its resources consume. Only the objects
+// of the Supervisors asked about are read (a rollout's gate asks about
+// one wave's: reading every Supervisor's objects made each gate cost the
+// whole fleet).
 func (s *Simulator) Facts(ctx context.Context, supervisors []string) (target.Facts, error) {
-	recs, err := s.st.List(ctx, bucketObjects, target.SystemSupervisor+"/")
-	if err != nil {
-		return target.Facts{}, err
+	used := map[string]target.Quota{}
+	for _, n := range slices.Compact(slices.Sorted(slices.Values(supervisors))) {
+		recs, err := s.st.List(ctx, bucketObjects, target.SystemSupervisor+"/"+n+"/")
+		if err != nil {
+			return target.Facts{}, err
+		}
+		var u target.Quota
+		for _, rec := range recs {
+			var obj target.Object
+			if err := json.Unmarshal(rec.Value, &obj); err != nil {
+				return target.Facts{}, err
+			}
+			req, _ := requests(target.Desired{Key: obj.Key, Spec: obj.Spec})
+			u.CPUMillicores += req.CPUMillicores
+			u.MemoryBytes += req.MemoryBytes
+			u.StorageBytes += req.StorageBytes
+		}
+		used[n] = u
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	used := map[string]target.Quota{}
-	for _, rec := range recs {
-		var obj target.Object
-		if err := json.Unmarshal(rec.Value, &obj); err != nil {
-			return target.Facts{}, err
-		}
-		req, _ := requests(target.Desired{Key: obj.Key, Spec: obj.Spec})
-		u := used[obj.Scope]
-		u.CPUMillicores += req.CPUMillicores
-		u.MemoryBytes += req.MemoryBytes
-		u.StorageBytes += req.StorageBytes
-		used[obj.Scope] = u
-	}
 	facts := target.Facts{VCFAVersion: s.seed.VCFAVersion, SupportedAPIs: slices.Clone(s.seed.SupportedAPIs)}
 	for _, n := range supervisors {
 		facts.Supervisors = append(facts.Supervisors, s.supervisorFacts(n, used[n]))

@@ -116,6 +116,21 @@ func TestQuotaAndReadyConditions(t *testing.T) {
 	facts, err := s.Facts(ctx, []string{"sv1"})
 	require.NoError(t, err)
 	require.Equal(t, int64(2500), facts.Supervisors[0].Available.CPUMillicores, "installed services consume capacity")
+
+	// Each Supervisor counts its own objects only, also when its name
+	// begins another's; asked twice, it is counted once.
+	on := func(sup string) target.Key {
+		return target.Key{System: target.SystemSupervisor, Scope: sup, Kind: svcKey.Kind, Identity: svcKey.Identity}
+	}
+	_, err = s.Apply(ctx, target.Desired{Key: on("sv10"), Spec: doc, Owner: target.Owner{ServiceID: "s"}})
+	require.NoError(t, err)
+	facts, err = s.Facts(ctx, []string{"sv1", "sv10", "sv1"})
+	require.NoError(t, err)
+	require.Len(t, facts.Supervisors, 3)
+	require.Equal(t, int64(2500), facts.Supervisors[0].Available.CPUMillicores, "sv1: not sv10's")
+	require.Equal(t, facts.Supervisors[0].Available, facts.Supervisors[2].Available)
+	def := *s.seed.DefaultAvailable
+	require.Equal(t, def.CPUMillicores-1500, facts.Supervisors[1].Available.CPUMillicores, "sv10: its own")
 }
 
 func TestParseQuota(t *testing.T) {
