@@ -253,6 +253,9 @@ func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
 			return err
 		}
 		owner = obj.Owner.ServiceID
+		if err := countMove(tx, k, obj.Owner.Version, Removed); err != nil {
+			return err
+		}
 		return tx.Delete(bucketObjects, k.String(), rev)
 	})
 	if err != nil {

@@ -17,10 +17,14 @@ import (
 // same transaction as the object, in the simulator's file, so they
 // survive the lifecycle process being killed: the crash tests read them
 // to check each target moved exactly once each way. Idempotent
-// re-applies at the same version are not moves.
+// re-applies at the same version are not moves; a delete is a move to
+// Removed.
 const bucketMoves = "moves"
 
-// countMove records that obj moved from version to obj.Owner.Version.
+// Removed is the version Moves counts deletes under.
+const Removed = "(removed)"
+
+// countMove records that k moved from version from to version to.
 func countMove(tx store.Tx, k target.Key, from, to string) error {
 	if from == to {
 		return nil

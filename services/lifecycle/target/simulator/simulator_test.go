@@ -180,7 +180,8 @@ faults:
 }
 
 // The simulator counts, durably, each time an object is handed to another
-// version of its owner (by an apply or a transfer), not the re-applies.
+// version of its owner (by an apply or a transfer) or removed, not the
+// re-applies.
 func TestMoves(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "sim.db")
@@ -197,6 +198,8 @@ func TestMoves(t *testing.T) {
 	require.NoError(t, err)
 	apply("2", map[string]any{"v": 2}) // after the transfer: not a move
 	apply("1", map[string]any{"v": 1})
+	require.NoError(t, s.Delete(ctx, svcKey))
+	apply("1", map[string]any{"v": 1})
 	require.NoError(t, s.Close())
 
 	s, err = Open(Config{Path: path})
@@ -204,5 +207,5 @@ func TestMoves(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	moves, err := s.Moves(ctx)
 	require.NoError(t, err)
-	require.Equal(t, map[string]map[string]int{svcKey.String(): {"1": 2, "2": 1}}, moves, "kept across a reopen")
+	require.Equal(t, map[string]map[string]int{svcKey.String(): {"1": 3, "2": 1, Removed: 1}}, moves, "kept across a reopen")
 }
