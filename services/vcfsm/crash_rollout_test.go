@@ -178,6 +178,13 @@ type rolloutEnd struct {
 // in three waves, killing the lifecycle binary at each of points in turn.
 func runRolloutCrash(t *testing.T, bin string, peers peerServices, sc rolloutCrash, points []string) rolloutEnd {
 	c := newCrashWorldOn(t, bin, peers, threeSupervisors, sc.seed, "--rollout-poll", "50ms")
+	t.Cleanup(func() {
+		if t.Failed() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			t.Logf("the lifecycle binary's last logs:\n%s", strings.Join(c.logs[max(0, len(c.logs)-40):], "\n"))
+		}
+	})
 	id := c.installed(t, c.v1)
 	next := ""
 	if len(points) > 0 {

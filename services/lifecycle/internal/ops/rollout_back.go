@@ -140,14 +140,14 @@ func (w *waveRun) sharedBack(ctx context.Context) bool {
 
 // rolloutRolledBack ends a rolled-back rollout: the version is quarantined
 // in the catalog, the service leaves maintenance on its previous version,
-// and the operation ends RolledBack.
+// and the operation ends RolledBack (host.finish reads it from the
+// rollout's state).
 func rolloutRolledBack(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error {
 	st := r.op.Rollout
 	st.State = lifecycle.RolloutRolledBack
 	if err := quarantine(ctx, *d, u.svc.Name, u.to, &lifecycle.Quarantine{Reason: st.Reason, At: d.Now(), Rollout: r.op.ID}); err != nil {
 		return err
 	}
-	r.op.Outcome = lifecycle.OutcomeRolledBack
 	if err := saveRollout(ctx, d, r, "rolled back: "+st.Reason); err != nil {
 		return err
 	}
