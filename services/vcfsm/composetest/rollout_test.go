@@ -82,7 +82,7 @@ func TestComposeRollout(t *testing.T) {
 		s.must(t, http.MethodPatch, "/v2/vcf-services/"+id, json.RawMessage(`{"source":"`+depot("2.0.0")+`","rollout":{"strategy":{"waves":[{"name":"west","regions":["us-west-1"],"soak":"20s"},{"name":"rest","rest":true}]}}}`), http.StatusAccepted)
 		// The first wave moved and soaks; the second has not moved.
 		s.waitRollout(t, id, "the first wave soaking", func(r rolloutView) bool {
-			return r.Wave == 0 && r.target("supervisor-vc1") == "2.0.0 Verifying" && r.target("supervisor-eu1") == "1.1.0 Pending"
+			return r.Wave == 1 && r.target("supervisor-vc1") == "2.0.0 Verifying" && r.target("supervisor-eu1") == "1.1.0 Pending"
 		})
 		owner, took, done := s.killRolloutOwner(t, id, func(r rolloutView) bool { return r.State == "Succeeded" })
 		s.waitHealthyAt(t, id, "2.0.0")
@@ -99,7 +99,7 @@ func TestComposeRollout(t *testing.T) {
 // rolloutView is the part of a rollout the test reads.
 type rolloutView struct {
 	State   string `json:"state"`
-	Wave    int    `json:"wave"`
+	Wave    int    `json:"wave"` // 1-based
 	Targets []struct {
 		Supervisor, Version, State string
 	} `json:"targets"`
@@ -142,8 +142,9 @@ func (s *stack) waitRollout(t *testing.T, id, what string, ok func(rolloutView) 
 // killRolloutOwner kills (SIGKILL) the replica running the rollout: a
 // rollout holds its service only while one of its runs looks at the
 // targets (each poll), so it waits to see which replica does. It returns
-// that replica, how long after the kill the other one ran the rollout,
-// and how long until ended holds.
+// that replica, how long after the kill the other one was seen running
+// the rollout (or, if it never was, saw it end: only it was left to), and
+// how long until ended holds.
 func (s *stack) killRolloutOwner(t *testing.T, id string, ended func(rolloutView) bool) (string, time.Duration, time.Duration) {
 	owner := ""
 	for deadline := time.Now().Add(30 * time.Second); owner == ""; tick(20 * time.Millisecond) {
@@ -154,14 +155,20 @@ func (s *stack) killRolloutOwner(t *testing.T, id string, ended func(rolloutView
 	out, err := docker("kill", s.container(t, owner))
 	require.NoError(t, err, out)
 	var took time.Duration
-	for deadline := time.Now().Add(ownerTTL + time.Minute); took == 0; tick(20 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "no takeover from %s", owner)
-		if s.owner(t, id) == other(owner) {
+	for deadline := time.Now().Add(ownerTTL + 2*time.Minute); ; tick(20 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the rollout of %s did not end after %s was killed", id, owner)
+		if took == 0 && s.owner(t, id) == other(owner) {
 			took = time.Since(killed)
 		}
+		if ended(s.rollout(t, id)) {
+			break
+		}
 	}
-	s.waitRollout(t, id, "ended", ended)
-	return owner, took, time.Since(killed)
+	done := time.Since(killed)
+	if took == 0 {
+		took = done
+	}
+	return owner, took, done
 }
 
 // restartReplica starts a killed replica again and waits for the stack.
