@@ -145,10 +145,10 @@ func TestCrashRolloutAtEveryStep(t *testing.T) {
 		}
 		t.Run(sc.name, func(t *testing.T) {
 			t.Logf("killing at %s", strings.Join(points, ", "))
-			want := runRolloutCrash(t, bin, peers, sc, nil)
-			require.Equal(t, sc.moves, want.Moves, "with no crash, each target moved once each way")
-			got := runRolloutCrash(t, bin, peers, sc, points)
-			require.Equal(t, want, got, "killed at %v, the rollout ends as it does with no crash", points)
+			calm := runRolloutCrash(t, bin, peers, sc, nil)
+			require.Equal(t, sc.moves, calm.Moves, "with no crash, each target moved once each way")
+			killed := runRolloutCrash(t, bin, peers, sc, points)
+			require.Equal(t, calm, killed, "killed at %v, the rollout ends as it does with no crash", points)
 		})
 	}
 }
