@@ -75,8 +75,11 @@ type VcfService struct {
 	Rollout *RolloutSummary `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	// The provider strategy the service's upgrades roll out with.
 	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Automatic upgrades may pick pre-release versions (1.2.0-rc.1); off by
+	// default.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *VcfService) Reset() {
@@ -310,6 +313,13 @@ func (x *VcfService) GetRolloutStrategy() string {
 		return x.RolloutStrategy
 	}
 	return ""
+}
+
+func (x *VcfService) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
 }
 
 // OverlayValues are the stored value layers, each base64-encoded YAML.
@@ -1088,11 +1098,14 @@ type Operation struct {
 	FromVersion string `protobuf:"bytes,3,opt,name=from_version,json=fromVersion,proto3" json:"from_version,omitempty"`
 	ToVersion   string `protobuf:"bytes,4,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
 	// Running, Succeeded, Failed, RolledBack, Stuck.
-	Outcome       string           `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	RequestedBy   string           `protobuf:"bytes,6,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
-	StartedAt     string           `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	FinishedAt    string           `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
-	Steps         []*OperationStep `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	Outcome     string           `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	RequestedBy string           `protobuf:"bytes,6,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	StartedAt   string           `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	FinishedAt  string           `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	Steps       []*OperationStep `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	// Everything the operation's checks said: every WARNING and INFO of every
+	// step, and the ERRORs when it failed, as state.errorDetails shows them.
+	Notes         []*ErrorDetail `protobuf:"bytes,100,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1186,6 +1199,13 @@ func (x *Operation) GetFinishedAt() string {
 func (x *Operation) GetSteps() []*OperationStep {
 	if x != nil {
 		return x.Steps
+	}
+	return nil
+}
+
+func (x *Operation) GetNotes() []*ErrorDetail {
+	if x != nil {
+		return x.Notes
 	}
 	return nil
 }
@@ -1287,8 +1307,15 @@ type ServiceUpdate struct {
 	// Roll the upgrade (source) out in waves.
 	Rollout         *RolloutRequest `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	RolloutStrategy string          `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Execute a stored upgrade plan (POST upgrade-plan with store): the
+	// upgrade takes the plan's version and rollout, and is refused (409, with
+	// what changed) when the service, the inventory or the catalog changed
+	// since the plan was made, or the plan expired.
+	PlanId string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ServiceUpdate) Reset() {
@@ -1419,6 +1446,20 @@ func (x *ServiceUpdate) GetRolloutStrategy() string {
 	return ""
 }
 
+func (x *ServiceUpdate) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *ServiceUpdate) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
+}
+
 // ServicePatch is the body of PATCH (api.md `PatchServiceRequest`); only the
 // fields named in the update mask change.
 type ServicePatch struct {
@@ -1439,8 +1480,12 @@ type ServicePatch struct {
 	Rollout *RolloutRequest `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	// The provider strategy this service's upgrades use ("" : the default).
 	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Execute a stored upgrade plan (see ServiceUpdate.plan_id).
+	PlanId string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ServicePatch) Reset() {
@@ -1571,20 +1616,36 @@ func (x *ServicePatch) GetRolloutStrategy() string {
 	return ""
 }
 
+func (x *ServicePatch) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *ServicePatch) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
+}
+
 // CreateServiceRequest is api.md's CreateServiceRequest.
 type CreateServiceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ^(oci|https)://.*\.tar$ (http:// only when insecure sources are allowed).
-	Source        string            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
-	Name          string            `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Version       string            `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
-	AutoUpgrade   bool              `protobuf:"varint,4,opt,name=auto_upgrade,json=autoUpgrade,proto3" json:"auto_upgrade,omitempty"`
-	AutoRollback  bool              `protobuf:"varint,5,opt,name=auto_rollback,json=autoRollback,proto3" json:"auto_rollback,omitempty"`
-	BuiltIn       bool              `protobuf:"varint,6,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
-	Labels        map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Locations     map[string]string `protobuf:"bytes,8,rep,name=locations,proto3" json:"locations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Source       string            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Name         string            `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Version      string            `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	AutoUpgrade  bool              `protobuf:"varint,4,opt,name=auto_upgrade,json=autoUpgrade,proto3" json:"auto_upgrade,omitempty"`
+	AutoRollback bool              `protobuf:"varint,5,opt,name=auto_rollback,json=autoRollback,proto3" json:"auto_rollback,omitempty"`
+	BuiltIn      bool              `protobuf:"varint,6,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
+	Labels       map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Locations    map[string]string `protobuf:"bytes,8,rep,name=locations,proto3" json:"locations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *CreateServiceRequest) Reset() {
@@ -1671,6 +1732,13 @@ func (x *CreateServiceRequest) GetLocations() map[string]string {
 		return x.Locations
 	}
 	return nil
+}
+
+func (x *CreateServiceRequest) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
 }
 
 // CreateServiceResponse carries the created service.
@@ -3305,6 +3373,13 @@ type PreviewUpgradeRequest struct {
 	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
 	// A registered version of the same service; used when source is empty.
 	TargetVersion string `protobuf:"bytes,3,opt,name=target_version,json=targetVersion,proto3" json:"target_version,omitempty"`
+	// Plan the upgrade as a fleet rollout: the plan then has a line per
+	// Supervisor (its wave, its window, its checks, its resources). Without
+	// one, the service's (or the provider's default) strategy, if any.
+	Rollout *RolloutRequest `protobuf:"bytes,4,opt,name=rollout,proto3" json:"rollout,omitempty"`
+	// Keep the plan so the upgrade can execute it as approved (plan_id on
+	// PATCH/PUT); only an allowed plan is kept.
+	Store         bool `protobuf:"varint,5,opt,name=store,proto3" json:"store,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3358,6 +3433,20 @@ func (x *PreviewUpgradeRequest) GetTargetVersion() string {
 		return x.TargetVersion
 	}
 	return ""
+}
+
+func (x *PreviewUpgradeRequest) GetRollout() *RolloutRequest {
+	if x != nil {
+		return x.Rollout
+	}
+	return nil
+}
+
+func (x *PreviewUpgradeRequest) GetStore() bool {
+	if x != nil {
+		return x.Store
+	}
+	return false
 }
 
 // PreviewUpgradeResponse carries the upgrade plan.
@@ -3421,6 +3510,14 @@ type UpgradePlan struct {
 	// A legal chain of versions when the direct jump is refused.
 	SuggestedPath   []string `protobuf:"bytes,9,rep,name=suggested_path,json=suggestedPath,proto3" json:"suggested_path,omitempty"`
 	BlockingReasons []string `protobuf:"bytes,10,rep,name=blocking_reasons,json=blockingReasons,proto3" json:"blocking_reasons,omitempty"`
+	// Per Supervisor, when the upgrade rolls out in waves.
+	Targets []*TargetPlan `protobuf:"bytes,11,rep,name=targets,proto3" json:"targets,omitempty"`
+	// Set when the plan was stored (store: true); the upgrade executes it
+	// with plan_id until expires_at (RFC 3339).
+	PlanId    string `protobuf:"bytes,12,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	ExpiresAt string `protobuf:"bytes,13,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The strategy the plan lays the waves out with (empty: all at once).
+	RolloutStrategy string `protobuf:"bytes,14,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -3525,6 +3622,156 @@ func (x *UpgradePlan) GetBlockingReasons() []string {
 	return nil
 }
 
+func (x *UpgradePlan) GetTargets() []*TargetPlan {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *UpgradePlan) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *UpgradePlan) GetExpiresAt() string {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return ""
+}
+
+func (x *UpgradePlan) GetRolloutStrategy() string {
+	if x != nil {
+		return x.RolloutStrategy
+	}
+	return ""
+}
+
+// TargetPlan is what a fleet rollout would do on one Supervisor.
+type TargetPlan struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Supervisor string                 `protobuf:"bytes,1,opt,name=supervisor,proto3" json:"supervisor,omitempty"`
+	Region     string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	// 1-based wave index and the wave's name.
+	Wave     int32  `protobuf:"varint,3,opt,name=wave,proto3" json:"wave,omitempty"`
+	WaveName string `protobuf:"bytes,4,opt,name=wave_name,json=waveName,proto3" json:"wave_name,omitempty"`
+	// When the Supervisor's maintenance window next opens (RFC 3339); empty
+	// when it is open now or the Supervisor has none.
+	WindowOpens string `protobuf:"bytes,5,opt,name=window_opens,json=windowOpens,proto3" json:"window_opens,omitempty"`
+	// False when a check blocks this Supervisor's wave.
+	Allowed       bool              `protobuf:"varint,6,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	Compatibility []*v1.CheckResult `protobuf:"bytes,7,rep,name=compatibility,proto3" json:"compatibility,omitempty"`
+	// The pre-check hook's answer on this Supervisor (a dry run).
+	Hook            []*v1.CheckResult    `protobuf:"bytes,8,rep,name=hook,proto3" json:"hook,omitempty"`
+	Resources       []*ResourcePlanEntry `protobuf:"bytes,9,rep,name=resources,proto3" json:"resources,omitempty"`
+	BlockingReasons []string             `protobuf:"bytes,10,rep,name=blocking_reasons,json=blockingReasons,proto3" json:"blocking_reasons,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TargetPlan) Reset() {
+	*x = TargetPlan{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TargetPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TargetPlan) ProtoMessage() {}
+
+func (x *TargetPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TargetPlan.ProtoReflect.Descriptor instead.
+func (*TargetPlan) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *TargetPlan) GetSupervisor() string {
+	if x != nil {
+		return x.Supervisor
+	}
+	return ""
+}
+
+func (x *TargetPlan) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *TargetPlan) GetWave() int32 {
+	if x != nil {
+		return x.Wave
+	}
+	return 0
+}
+
+func (x *TargetPlan) GetWaveName() string {
+	if x != nil {
+		return x.WaveName
+	}
+	return ""
+}
+
+func (x *TargetPlan) GetWindowOpens() string {
+	if x != nil {
+		return x.WindowOpens
+	}
+	return ""
+}
+
+func (x *TargetPlan) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+func (x *TargetPlan) GetCompatibility() []*v1.CheckResult {
+	if x != nil {
+		return x.Compatibility
+	}
+	return nil
+}
+
+func (x *TargetPlan) GetHook() []*v1.CheckResult {
+	if x != nil {
+		return x.Hook
+	}
+	return nil
+}
+
+func (x *TargetPlan) GetResources() []*ResourcePlanEntry {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *TargetPlan) GetBlockingReasons() []string {
+	if x != nil {
+		return x.BlockingReasons
+	}
+	return nil
+}
+
 // HookReport is the outcome of a service's pre-check hook.
 type HookReport struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3541,7 +3788,7 @@ type HookReport struct {
 
 func (x *HookReport) Reset() {
 	*x = HookReport{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3553,7 +3800,7 @@ func (x *HookReport) String() string {
 func (*HookReport) ProtoMessage() {}
 
 func (x *HookReport) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3566,7 +3813,7 @@ func (x *HookReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookReport.ProtoReflect.Descriptor instead.
 func (*HookReport) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{49}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *HookReport) GetConfigured() bool {
@@ -3623,7 +3870,7 @@ type ResourcePlanEntry struct {
 
 func (x *ResourcePlanEntry) Reset() {
 	*x = ResourcePlanEntry{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3635,7 +3882,7 @@ func (x *ResourcePlanEntry) String() string {
 func (*ResourcePlanEntry) ProtoMessage() {}
 
 func (x *ResourcePlanEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3648,7 +3895,7 @@ func (x *ResourcePlanEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourcePlanEntry.ProtoReflect.Descriptor instead.
 func (*ResourcePlanEntry) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{50}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ResourcePlanEntry) GetType() string {
@@ -3703,7 +3950,7 @@ type ListServiceHistoryRequest struct {
 
 func (x *ListServiceHistoryRequest) Reset() {
 	*x = ListServiceHistoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3715,7 +3962,7 @@ func (x *ListServiceHistoryRequest) String() string {
 func (*ListServiceHistoryRequest) ProtoMessage() {}
 
 func (x *ListServiceHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3728,7 +3975,7 @@ func (x *ListServiceHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListServiceHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{51}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *ListServiceHistoryRequest) GetId() string {
@@ -3749,7 +3996,7 @@ type ListServiceHistoryResponse struct {
 
 func (x *ListServiceHistoryResponse) Reset() {
 	*x = ListServiceHistoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3761,7 +4008,7 @@ func (x *ListServiceHistoryResponse) String() string {
 func (*ListServiceHistoryResponse) ProtoMessage() {}
 
 func (x *ListServiceHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3774,7 +4021,7 @@ func (x *ListServiceHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListServiceHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{52}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListServiceHistoryResponse) GetOperations() []*Operation {
@@ -3806,7 +4053,7 @@ type WatchServiceRequest struct {
 
 func (x *WatchServiceRequest) Reset() {
 	*x = WatchServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3818,7 +4065,7 @@ func (x *WatchServiceRequest) String() string {
 func (*WatchServiceRequest) ProtoMessage() {}
 
 func (x *WatchServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3831,7 +4078,7 @@ func (x *WatchServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServiceRequest.ProtoReflect.Descriptor instead.
 func (*WatchServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{53}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *WatchServiceRequest) GetId() string {
@@ -3869,7 +4116,7 @@ type WatchServiceResponse struct {
 
 func (x *WatchServiceResponse) Reset() {
 	*x = WatchServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3881,7 +4128,7 @@ func (x *WatchServiceResponse) String() string {
 func (*WatchServiceResponse) ProtoMessage() {}
 
 func (x *WatchServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3894,7 +4141,7 @@ func (x *WatchServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServiceResponse.ProtoReflect.Descriptor instead.
 func (*WatchServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{54}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *WatchServiceResponse) GetId() string {
@@ -3971,7 +4218,7 @@ type RegisterServiceVersionRequest struct {
 
 func (x *RegisterServiceVersionRequest) Reset() {
 	*x = RegisterServiceVersionRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3983,7 +4230,7 @@ func (x *RegisterServiceVersionRequest) String() string {
 func (*RegisterServiceVersionRequest) ProtoMessage() {}
 
 func (x *RegisterServiceVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3996,7 +4243,7 @@ func (x *RegisterServiceVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterServiceVersionRequest.ProtoReflect.Descriptor instead.
 func (*RegisterServiceVersionRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{55}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *RegisterServiceVersionRequest) GetSource() string {
@@ -4023,7 +4270,7 @@ type RegisterServiceVersionResponse struct {
 
 func (x *RegisterServiceVersionResponse) Reset() {
 	*x = RegisterServiceVersionResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4035,7 +4282,7 @@ func (x *RegisterServiceVersionResponse) String() string {
 func (*RegisterServiceVersionResponse) ProtoMessage() {}
 
 func (x *RegisterServiceVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4048,7 +4295,7 @@ func (x *RegisterServiceVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterServiceVersionResponse.ProtoReflect.Descriptor instead.
 func (*RegisterServiceVersionResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{56}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *RegisterServiceVersionResponse) GetVersion() *ServiceVersion {
@@ -4078,7 +4325,7 @@ type ServiceVersion struct {
 
 func (x *ServiceVersion) Reset() {
 	*x = ServiceVersion{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4090,7 +4337,7 @@ func (x *ServiceVersion) String() string {
 func (*ServiceVersion) ProtoMessage() {}
 
 func (x *ServiceVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4103,7 +4350,7 @@ func (x *ServiceVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceVersion.ProtoReflect.Descriptor instead.
 func (*ServiceVersion) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{57}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ServiceVersion) GetName() string {
@@ -4179,7 +4426,7 @@ type ListServiceVersionsRequest struct {
 
 func (x *ListServiceVersionsRequest) Reset() {
 	*x = ListServiceVersionsRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4191,7 +4438,7 @@ func (x *ListServiceVersionsRequest) String() string {
 func (*ListServiceVersionsRequest) ProtoMessage() {}
 
 func (x *ListServiceVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4204,7 +4451,7 @@ func (x *ListServiceVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListServiceVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{58}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ListServiceVersionsRequest) GetName() string {
@@ -4224,7 +4471,7 @@ type ListServiceVersionsResponse struct {
 
 func (x *ListServiceVersionsResponse) Reset() {
 	*x = ListServiceVersionsResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4236,7 +4483,7 @@ func (x *ListServiceVersionsResponse) String() string {
 func (*ListServiceVersionsResponse) ProtoMessage() {}
 
 func (x *ListServiceVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4249,7 +4496,7 @@ func (x *ListServiceVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListServiceVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{59}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ListServiceVersionsResponse) GetVersions() []*ServiceVersion {
@@ -4268,7 +4515,7 @@ type GetPlatformInventoryRequest struct {
 
 func (x *GetPlatformInventoryRequest) Reset() {
 	*x = GetPlatformInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4280,7 +4527,7 @@ func (x *GetPlatformInventoryRequest) String() string {
 func (*GetPlatformInventoryRequest) ProtoMessage() {}
 
 func (x *GetPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4293,7 +4540,7 @@ func (x *GetPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlatformInventoryRequest.ProtoReflect.Descriptor instead.
 func (*GetPlatformInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{60}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{61}
 }
 
 // GetPlatformInventoryResponse carries the platform inventory.
@@ -4306,7 +4553,7 @@ type GetPlatformInventoryResponse struct {
 
 func (x *GetPlatformInventoryResponse) Reset() {
 	*x = GetPlatformInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4318,7 +4565,7 @@ func (x *GetPlatformInventoryResponse) String() string {
 func (*GetPlatformInventoryResponse) ProtoMessage() {}
 
 func (x *GetPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4331,7 +4578,7 @@ func (x *GetPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlatformInventoryResponse.ProtoReflect.Descriptor instead.
 func (*GetPlatformInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{61}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *GetPlatformInventoryResponse) GetInventory() *v1.Inventory {
@@ -4351,7 +4598,7 @@ type PutPlatformInventoryRequest struct {
 
 func (x *PutPlatformInventoryRequest) Reset() {
 	*x = PutPlatformInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4363,7 +4610,7 @@ func (x *PutPlatformInventoryRequest) String() string {
 func (*PutPlatformInventoryRequest) ProtoMessage() {}
 
 func (x *PutPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4376,7 +4623,7 @@ func (x *PutPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutPlatformInventoryRequest.ProtoReflect.Descriptor instead.
 func (*PutPlatformInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{62}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *PutPlatformInventoryRequest) GetInventory() *v1.Inventory {
@@ -4398,7 +4645,7 @@ type PutPlatformInventoryResponse struct {
 
 func (x *PutPlatformInventoryResponse) Reset() {
 	*x = PutPlatformInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4410,7 +4657,7 @@ func (x *PutPlatformInventoryResponse) String() string {
 func (*PutPlatformInventoryResponse) ProtoMessage() {}
 
 func (x *PutPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4423,7 +4670,7 @@ func (x *PutPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutPlatformInventoryResponse.ProtoReflect.Descriptor instead.
 func (*PutPlatformInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{63}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *PutPlatformInventoryResponse) GetInventory() *v1.Inventory {
@@ -4455,7 +4702,7 @@ type CheckSupervisorUpgradeRequest struct {
 
 func (x *CheckSupervisorUpgradeRequest) Reset() {
 	*x = CheckSupervisorUpgradeRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4467,7 +4714,7 @@ func (x *CheckSupervisorUpgradeRequest) String() string {
 func (*CheckSupervisorUpgradeRequest) ProtoMessage() {}
 
 func (x *CheckSupervisorUpgradeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4480,7 +4727,7 @@ func (x *CheckSupervisorUpgradeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSupervisorUpgradeRequest.ProtoReflect.Descriptor instead.
 func (*CheckSupervisorUpgradeRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{64}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CheckSupervisorUpgradeRequest) GetSupervisor() string {
@@ -4517,7 +4764,7 @@ type CheckSupervisorUpgradeResponse struct {
 
 func (x *CheckSupervisorUpgradeResponse) Reset() {
 	*x = CheckSupervisorUpgradeResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4529,7 +4776,7 @@ func (x *CheckSupervisorUpgradeResponse) String() string {
 func (*CheckSupervisorUpgradeResponse) ProtoMessage() {}
 
 func (x *CheckSupervisorUpgradeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4542,7 +4789,7 @@ func (x *CheckSupervisorUpgradeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSupervisorUpgradeResponse.ProtoReflect.Descriptor instead.
 func (*CheckSupervisorUpgradeResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{65}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *CheckSupervisorUpgradeResponse) GetSupervisor() string {
@@ -4587,7 +4834,7 @@ type ServiceCompatibility struct {
 
 func (x *ServiceCompatibility) Reset() {
 	*x = ServiceCompatibility{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4599,7 +4846,7 @@ func (x *ServiceCompatibility) String() string {
 func (*ServiceCompatibility) ProtoMessage() {}
 
 func (x *ServiceCompatibility) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4612,7 +4859,7 @@ func (x *ServiceCompatibility) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceCompatibility.ProtoReflect.Descriptor instead.
 func (*ServiceCompatibility) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{66}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *ServiceCompatibility) GetId() string {
@@ -4654,7 +4901,7 @@ var File_vcfservices_lifecycle_v1_messages_proto protoreflect.FileDescriptor
 
 const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
-	"'vcfservices/lifecycle/v1/messages.proto\x12\x18vcfservices.lifecycle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\"vcfservices/common/v1/common.proto\x1a,vcfservices/lifecycle/v1/rollout_types.proto\"\xdc\v\n" +
+	"'vcfservices/lifecycle/v1/messages.proto\x12\x18vcfservices.lifecycle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\"vcfservices/common/v1/common.proto\x1a,vcfservices/lifecycle/v1/rollout_types.proto\"\x96\f\n" +
 	"\n" +
 	"VcfService\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
@@ -4690,7 +4937,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x1b \x01(\tR\tupdatedAt\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutSummaryR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4766,7 +5014,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x04step\x18\x03 \x01(\tR\x04step\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x18\n" +
 	"\apercent\x18\x05 \x01(\x05R\apercent\x12\x18\n" +
-	"\aoutcome\x18\x06 \x01(\tR\aoutcome\"\xad\x02\n" +
+	"\aoutcome\x18\x06 \x01(\tR\aoutcome\"\xea\x02\n" +
 	"\tOperation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12!\n" +
@@ -4779,7 +5027,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"started_at\x18\a \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\b \x01(\tR\n" +
 	"finishedAt\x12=\n" +
-	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\"\x95\x01\n" +
+	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\x12;\n" +
+	"\x05notes\x18d \x03(\v2%.vcfservices.lifecycle.v1.ErrorDetailR\x05notes\"\x95\x01\n" +
 	"\rOperationStep\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x18\n" +
@@ -4787,7 +5036,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x04 \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\x05 \x01(\tR\n" +
-	"finishedAt\"\xb7\a\n" +
+	"finishedAt\"\x8a\b\n" +
 	"\rServiceUpdate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12?\n" +
 	"\x06values\x18\x02 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
@@ -4803,7 +5052,9 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\rauto_rollback\x18\v \x01(\bR\fautoRollback\x12\x1f\n" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12\x17\n" +
+	"\aplan_id\x18F \x01(\tR\x06planId\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4813,7 +5064,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\xb9\a\n" +
+	"\t_revision\"\x8c\b\n" +
 	"\fServicePatch\x12?\n" +
 	"\x06values\x18\x01 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
 	"\x0flifecycle_state\x18\x02 \x01(\tR\x0elifecycleState\x12\x14\n" +
@@ -4829,7 +5080,9 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\atenants\x18\v \x03(\v23.vcfservices.lifecycle.v1.ServicePatch.TenantsEntryR\atenants\x12\x1f\n" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12\x17\n" +
+	"\aplan_id\x18F \x01(\tR\x06planId\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4839,7 +5092,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\xe9\x03\n" +
+	"\t_revision\"\xa3\x04\n" +
 	"\x14CreateServiceRequest\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -4848,7 +5101,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\rauto_rollback\x18\x05 \x01(\bR\fautoRollback\x12\x19\n" +
 	"\bbuilt_in\x18\x06 \x01(\bR\abuiltIn\x12R\n" +
 	"\x06labels\x18\a \x03(\v2:.vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntryR\x06labels\x12[\n" +
-	"\tlocations\x18\b \x03(\v2=.vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntryR\tlocations\x1a9\n" +
+	"\tlocations\x18\b \x03(\v2=.vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntryR\tlocations\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4960,13 +5214,15 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0etarget_version\x18\x02 \x01(\tR\rtargetVersion\"Y\n" +
 	"\x17RollbackServiceResponse\x12>\n" +
-	"\aservice\x18\x01 \x01(\v2$.vcfservices.lifecycle.v1.VcfServiceR\aservice\"f\n" +
+	"\aservice\x18\x01 \x01(\v2$.vcfservices.lifecycle.v1.VcfServiceR\aservice\"\xc0\x01\n" +
 	"\x15PreviewUpgradeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12%\n" +
-	"\x0etarget_version\x18\x03 \x01(\tR\rtargetVersion\"S\n" +
+	"\x0etarget_version\x18\x03 \x01(\tR\rtargetVersion\x12B\n" +
+	"\arollout\x18\x04 \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12\x14\n" +
+	"\x05store\x18\x05 \x01(\bR\x05store\"S\n" +
 	"\x16PreviewUpgradeResponse\x129\n" +
-	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\x8b\x04\n" +
+	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\xae\x05\n" +
 	"\vUpgradePlan\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
 	"\n" +
@@ -4978,6 +5234,26 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x14configuration_errors\x18\a \x03(\tR\x13configurationErrors\x12I\n" +
 	"\tresources\x18\b \x03(\v2+.vcfservices.lifecycle.v1.ResourcePlanEntryR\tresources\x12%\n" +
 	"\x0esuggested_path\x18\t \x03(\tR\rsuggestedPath\x12)\n" +
+	"\x10blocking_reasons\x18\n" +
+	" \x03(\tR\x0fblockingReasons\x12>\n" +
+	"\atargets\x18\v \x03(\v2$.vcfservices.lifecycle.v1.TargetPlanR\atargets\x12\x17\n" +
+	"\aplan_id\x18\f \x01(\tR\x06planId\x12\x1d\n" +
+	"\n" +
+	"expires_at\x18\r \x01(\tR\texpiresAt\x12)\n" +
+	"\x10rollout_strategy\x18\x0e \x01(\tR\x0frolloutStrategy\"\xaa\x03\n" +
+	"\n" +
+	"TargetPlan\x12\x1e\n" +
+	"\n" +
+	"supervisor\x18\x01 \x01(\tR\n" +
+	"supervisor\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x12\x12\n" +
+	"\x04wave\x18\x03 \x01(\x05R\x04wave\x12\x1b\n" +
+	"\twave_name\x18\x04 \x01(\tR\bwaveName\x12!\n" +
+	"\fwindow_opens\x18\x05 \x01(\tR\vwindowOpens\x12\x18\n" +
+	"\aallowed\x18\x06 \x01(\bR\aallowed\x12H\n" +
+	"\rcompatibility\x18\a \x03(\v2\".vcfservices.common.v1.CheckResultR\rcompatibility\x126\n" +
+	"\x04hook\x18\b \x03(\v2\".vcfservices.common.v1.CheckResultR\x04hook\x12I\n" +
+	"\tresources\x18\t \x03(\v2+.vcfservices.lifecycle.v1.ResourcePlanEntryR\tresources\x12)\n" +
 	"\x10blocking_reasons\x18\n" +
 	" \x03(\tR\x0fblockingReasons\"\xba\x01\n" +
 	"\n" +
@@ -5079,7 +5355,7 @@ func file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP() []byte {
 	return file_vcfservices_lifecycle_v1_messages_proto_rawDescData
 }
 
-var file_vcfservices_lifecycle_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_vcfservices_lifecycle_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
 var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	(*VcfService)(nil),                     // 0: vcfservices.lifecycle.v1.VcfService
 	(*OverlayValues)(nil),                  // 1: vcfservices.lifecycle.v1.OverlayValues
@@ -5130,129 +5406,136 @@ var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	(*PreviewUpgradeRequest)(nil),          // 46: vcfservices.lifecycle.v1.PreviewUpgradeRequest
 	(*PreviewUpgradeResponse)(nil),         // 47: vcfservices.lifecycle.v1.PreviewUpgradeResponse
 	(*UpgradePlan)(nil),                    // 48: vcfservices.lifecycle.v1.UpgradePlan
-	(*HookReport)(nil),                     // 49: vcfservices.lifecycle.v1.HookReport
-	(*ResourcePlanEntry)(nil),              // 50: vcfservices.lifecycle.v1.ResourcePlanEntry
-	(*ListServiceHistoryRequest)(nil),      // 51: vcfservices.lifecycle.v1.ListServiceHistoryRequest
-	(*ListServiceHistoryResponse)(nil),     // 52: vcfservices.lifecycle.v1.ListServiceHistoryResponse
-	(*WatchServiceRequest)(nil),            // 53: vcfservices.lifecycle.v1.WatchServiceRequest
-	(*WatchServiceResponse)(nil),           // 54: vcfservices.lifecycle.v1.WatchServiceResponse
-	(*RegisterServiceVersionRequest)(nil),  // 55: vcfservices.lifecycle.v1.RegisterServiceVersionRequest
-	(*RegisterServiceVersionResponse)(nil), // 56: vcfservices.lifecycle.v1.RegisterServiceVersionResponse
-	(*ServiceVersion)(nil),                 // 57: vcfservices.lifecycle.v1.ServiceVersion
-	(*ListServiceVersionsRequest)(nil),     // 58: vcfservices.lifecycle.v1.ListServiceVersionsRequest
-	(*ListServiceVersionsResponse)(nil),    // 59: vcfservices.lifecycle.v1.ListServiceVersionsResponse
-	(*GetPlatformInventoryRequest)(nil),    // 60: vcfservices.lifecycle.v1.GetPlatformInventoryRequest
-	(*GetPlatformInventoryResponse)(nil),   // 61: vcfservices.lifecycle.v1.GetPlatformInventoryResponse
-	(*PutPlatformInventoryRequest)(nil),    // 62: vcfservices.lifecycle.v1.PutPlatformInventoryRequest
-	(*PutPlatformInventoryResponse)(nil),   // 63: vcfservices.lifecycle.v1.PutPlatformInventoryResponse
-	(*CheckSupervisorUpgradeRequest)(nil),  // 64: vcfservices.lifecycle.v1.CheckSupervisorUpgradeRequest
-	(*CheckSupervisorUpgradeResponse)(nil), // 65: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	(*ServiceCompatibility)(nil),           // 66: vcfservices.lifecycle.v1.ServiceCompatibility
-	nil,                                    // 67: vcfservices.lifecycle.v1.VcfService.LabelsEntry
-	nil,                                    // 68: vcfservices.lifecycle.v1.VcfService.LocationsEntry
-	nil,                                    // 69: vcfservices.lifecycle.v1.VcfService.TenantsEntry
-	nil,                                    // 70: vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	nil,                                    // 71: vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	nil,                                    // 72: vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	nil,                                    // 73: vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	nil,                                    // 74: vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	nil,                                    // 75: vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	nil,                                    // 76: vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	nil,                                    // 77: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	(*structpb.Struct)(nil),                // 78: google.protobuf.Struct
-	(*v1.Inventory)(nil),                   // 79: vcfservices.common.v1.Inventory
-	(*RolloutSummary)(nil),                 // 80: vcfservices.lifecycle.v1.RolloutSummary
-	(*v1.ResourceCheck)(nil),               // 81: vcfservices.common.v1.ResourceCheck
-	(*Rollout)(nil),                        // 82: vcfservices.lifecycle.v1.Rollout
-	(*RolloutRequest)(nil),                 // 83: vcfservices.lifecycle.v1.RolloutRequest
-	(*fieldmaskpb.FieldMask)(nil),          // 84: google.protobuf.FieldMask
-	(*v1.YamlDocument)(nil),                // 85: vcfservices.common.v1.YamlDocument
-	(*v1.CheckResult)(nil),                 // 86: vcfservices.common.v1.CheckResult
-	(*v1.PreCheckReport)(nil),              // 87: vcfservices.common.v1.PreCheckReport
-	(*Quarantine)(nil),                     // 88: vcfservices.lifecycle.v1.Quarantine
+	(*TargetPlan)(nil),                     // 49: vcfservices.lifecycle.v1.TargetPlan
+	(*HookReport)(nil),                     // 50: vcfservices.lifecycle.v1.HookReport
+	(*ResourcePlanEntry)(nil),              // 51: vcfservices.lifecycle.v1.ResourcePlanEntry
+	(*ListServiceHistoryRequest)(nil),      // 52: vcfservices.lifecycle.v1.ListServiceHistoryRequest
+	(*ListServiceHistoryResponse)(nil),     // 53: vcfservices.lifecycle.v1.ListServiceHistoryResponse
+	(*WatchServiceRequest)(nil),            // 54: vcfservices.lifecycle.v1.WatchServiceRequest
+	(*WatchServiceResponse)(nil),           // 55: vcfservices.lifecycle.v1.WatchServiceResponse
+	(*RegisterServiceVersionRequest)(nil),  // 56: vcfservices.lifecycle.v1.RegisterServiceVersionRequest
+	(*RegisterServiceVersionResponse)(nil), // 57: vcfservices.lifecycle.v1.RegisterServiceVersionResponse
+	(*ServiceVersion)(nil),                 // 58: vcfservices.lifecycle.v1.ServiceVersion
+	(*ListServiceVersionsRequest)(nil),     // 59: vcfservices.lifecycle.v1.ListServiceVersionsRequest
+	(*ListServiceVersionsResponse)(nil),    // 60: vcfservices.lifecycle.v1.ListServiceVersionsResponse
+	(*GetPlatformInventoryRequest)(nil),    // 61: vcfservices.lifecycle.v1.GetPlatformInventoryRequest
+	(*GetPlatformInventoryResponse)(nil),   // 62: vcfservices.lifecycle.v1.GetPlatformInventoryResponse
+	(*PutPlatformInventoryRequest)(nil),    // 63: vcfservices.lifecycle.v1.PutPlatformInventoryRequest
+	(*PutPlatformInventoryResponse)(nil),   // 64: vcfservices.lifecycle.v1.PutPlatformInventoryResponse
+	(*CheckSupervisorUpgradeRequest)(nil),  // 65: vcfservices.lifecycle.v1.CheckSupervisorUpgradeRequest
+	(*CheckSupervisorUpgradeResponse)(nil), // 66: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	(*ServiceCompatibility)(nil),           // 67: vcfservices.lifecycle.v1.ServiceCompatibility
+	nil,                                    // 68: vcfservices.lifecycle.v1.VcfService.LabelsEntry
+	nil,                                    // 69: vcfservices.lifecycle.v1.VcfService.LocationsEntry
+	nil,                                    // 70: vcfservices.lifecycle.v1.VcfService.TenantsEntry
+	nil,                                    // 71: vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	nil,                                    // 72: vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	nil,                                    // 73: vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	nil,                                    // 74: vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	nil,                                    // 75: vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	nil,                                    // 76: vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	nil,                                    // 77: vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	nil,                                    // 78: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	(*structpb.Struct)(nil),                // 79: google.protobuf.Struct
+	(*v1.Inventory)(nil),                   // 80: vcfservices.common.v1.Inventory
+	(*RolloutSummary)(nil),                 // 81: vcfservices.lifecycle.v1.RolloutSummary
+	(*v1.ResourceCheck)(nil),               // 82: vcfservices.common.v1.ResourceCheck
+	(*Rollout)(nil),                        // 83: vcfservices.lifecycle.v1.Rollout
+	(*RolloutRequest)(nil),                 // 84: vcfservices.lifecycle.v1.RolloutRequest
+	(*fieldmaskpb.FieldMask)(nil),          // 85: google.protobuf.FieldMask
+	(*v1.YamlDocument)(nil),                // 86: vcfservices.common.v1.YamlDocument
+	(*v1.CheckResult)(nil),                 // 87: vcfservices.common.v1.CheckResult
+	(*v1.PreCheckReport)(nil),              // 88: vcfservices.common.v1.PreCheckReport
+	(*Quarantine)(nil),                     // 89: vcfservices.lifecycle.v1.Quarantine
 }
 var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	1,  // 0: vcfservices.lifecycle.v1.VcfService.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
 	3,  // 1: vcfservices.lifecycle.v1.VcfService.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
 	4,  // 2: vcfservices.lifecycle.v1.VcfService.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	67, // 3: vcfservices.lifecycle.v1.VcfService.labels:type_name -> vcfservices.lifecycle.v1.VcfService.LabelsEntry
-	68, // 4: vcfservices.lifecycle.v1.VcfService.locations:type_name -> vcfservices.lifecycle.v1.VcfService.LocationsEntry
-	69, // 5: vcfservices.lifecycle.v1.VcfService.tenants:type_name -> vcfservices.lifecycle.v1.VcfService.TenantsEntry
-	78, // 6: vcfservices.lifecycle.v1.VcfService.metadata:type_name -> google.protobuf.Struct
+	68, // 3: vcfservices.lifecycle.v1.VcfService.labels:type_name -> vcfservices.lifecycle.v1.VcfService.LabelsEntry
+	69, // 4: vcfservices.lifecycle.v1.VcfService.locations:type_name -> vcfservices.lifecycle.v1.VcfService.LocationsEntry
+	70, // 5: vcfservices.lifecycle.v1.VcfService.tenants:type_name -> vcfservices.lifecycle.v1.VcfService.TenantsEntry
+	79, // 6: vcfservices.lifecycle.v1.VcfService.metadata:type_name -> google.protobuf.Struct
 	7,  // 7: vcfservices.lifecycle.v1.VcfService.state:type_name -> vcfservices.lifecycle.v1.State
-	79, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
+	80, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
 	5,  // 9: vcfservices.lifecycle.v1.VcfService.signatures:type_name -> vcfservices.lifecycle.v1.Signatures
-	80, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
-	79, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
-	78, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
+	81, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
+	80, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
+	79, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
 	6,  // 13: vcfservices.lifecycle.v1.Signatures.details:type_name -> vcfservices.lifecycle.v1.SignatureDetail
 	8,  // 14: vcfservices.lifecycle.v1.State.resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
 	9,  // 15: vcfservices.lifecycle.v1.State.error_details:type_name -> vcfservices.lifecycle.v1.ErrorDetail
-	81, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
+	82, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
 	10, // 17: vcfservices.lifecycle.v1.State.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
 	8,  // 18: vcfservices.lifecycle.v1.State.orphaned_resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
-	82, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
+	83, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
 	12, // 20: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
-	1,  // 21: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	4,  // 22: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	3,  // 23: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	70, // 24: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	71, // 25: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	72, // 26: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	83, // 27: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	1,  // 28: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	73, // 29: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	74, // 30: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	3,  // 31: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	4,  // 32: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	75, // 33: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	83, // 34: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	76, // 35: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	77, // 36: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	0,  // 37: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 38: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 39: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	13, // 40: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
-	0,  // 41: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	14, // 42: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
-	84, // 43: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 44: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 45: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	7,  // 46: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
-	79, // 47: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	78, // 48: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
-	85, // 49: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 50: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	85, // 51: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 52: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	39, // 53: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
-	2,  // 54: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	85, // 55: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 56: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	78, // 57: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
-	0,  // 58: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	48, // 59: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
-	86, // 60: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	49, // 61: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
-	87, // 62: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
-	50, // 63: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	86, // 64: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
-	11, // 65: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	10, // 66: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	57, // 67: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	88, // 68: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
-	57, // 69: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	79, // 70: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 71: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 72: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	65, // 73: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	66, // 74: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	86, // 75: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	76, // [76:76] is the sub-list for method output_type
-	76, // [76:76] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	9,  // 21: vcfservices.lifecycle.v1.Operation.notes:type_name -> vcfservices.lifecycle.v1.ErrorDetail
+	1,  // 22: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	4,  // 23: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	3,  // 24: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	71, // 25: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	72, // 26: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	73, // 27: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	84, // 28: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	1,  // 29: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	74, // 30: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	75, // 31: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	3,  // 32: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	4,  // 33: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	76, // 34: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	84, // 35: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	77, // 36: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	78, // 37: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	0,  // 38: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 39: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 40: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	13, // 41: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
+	0,  // 42: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	14, // 43: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
+	85, // 44: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	0,  // 45: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 46: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	7,  // 47: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
+	80, // 48: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	79, // 49: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
+	86, // 50: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 51: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	86, // 52: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 53: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	39, // 54: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
+	2,  // 55: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	86, // 56: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 57: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	79, // 58: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
+	0,  // 59: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	84, // 60: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	48, // 61: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
+	87, // 62: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	50, // 63: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
+	88, // 64: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
+	51, // 65: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	49, // 66: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
+	87, // 67: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	87, // 68: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
+	51, // 69: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	87, // 70: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
+	11, // 71: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
+	10, // 72: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	58, // 73: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	89, // 74: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
+	58, // 75: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	80, // 76: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	80, // 77: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	80, // 78: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	66, // 79: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	67, // 80: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	87, // 81: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	82, // [82:82] is the sub-list for method output_type
+	82, // [82:82] is the sub-list for method input_type
+	82, // [82:82] is the sub-list for extension type_name
+	82, // [82:82] is the sub-list for extension extendee
+	0,  // [0:82] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }
@@ -5272,7 +5555,7 @@ func file_vcfservices_lifecycle_v1_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vcfservices_lifecycle_v1_messages_proto_rawDesc), len(file_vcfservices_lifecycle_v1_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   78,
+			NumMessages:   79,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

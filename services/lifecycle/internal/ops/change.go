@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/commit"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fleet"
@@ -29,6 +28,8 @@ type Change struct {
 	Source         *string
 	AutoUpgrade    *bool
 	AutoRollback   *bool
+	// AutoUpgradePrereleases lets automatic upgrades pick pre-releases.
+	AutoUpgradePrereleases *bool
 	// Rollout asks the upgrade (Source) to roll out in waves;
 	// RolloutStrategy names the provider strategy the service's upgrades
 	// use ("": the provider's default).
@@ -37,9 +38,13 @@ type Change struct {
 	// Revision makes the change conditional on the service's revision.
 	Revision    *int64
 	RequestedBy string
+	// PlanID executes a stored upgrade plan (ops/plan.go).
+	PlanID *string
 
 	// strategy is the rollout the upgrade resolved to (nil: all at once).
 	strategy *lifecycle.RolloutStrategy
+	// planDigest is the bundle the executed plan was made for.
+	planDigest string
 }
 
 func decodeOverlay(field, v string) error {
@@ -85,13 +90,8 @@ func (c *Change) validate(bundles lifecycle.Bundles) error {
 		return fmt.Errorf("lifecycleState %q: want active, inactive or paused: %w", *c.LifecycleState, lifecycle.ErrInvalidArgument)
 	}
 	if c.Phase != nil && *c.Phase != "" {
-		switch *c.Phase {
-		case lifecycle.PhaseConfiguring, lifecycle.PhaseEditing, lifecycle.PhasePublishing:
-		default:
-			if !slices.Contains(lifecycle.Phases, *c.Phase) {
-				return fmt.Errorf("phase %q: want one of %s: %w", *c.Phase, strings.Join(lifecycle.Phases, ", "), lifecycle.ErrInvalidArgument)
-			}
-			return fmt.Errorf("phase %s is set by the Service Manager itself; a client may request Configuring, Editing or Publishing (re-apply the current configuration): %w", *c.Phase, lifecycle.ErrInvalidArgument)
+		if err := validPhase(*c.Phase); err != nil {
+			return err
 		}
 	}
 	for _, e := range c.Reconfigure {
@@ -142,6 +142,18 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if err != nil {
 		return nil, err
 	}
+	if c.phaseDelete() {
+		return r.Delete(ctx, id, false, c.RequestedBy)
+	}
+	resolve, err := r.expandPhase(ctx, current, &c)
+	if err != nil {
+		return nil, err
+	}
+	if c.PlanID != nil && *c.PlanID != "" {
+		if err := r.applyPlan(ctx, current, &c); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.resolveRollout(ctx, current, &c); err != nil {
 		return nil, err
 	}
@@ -154,7 +166,7 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	// calls the renderer and must not hold the store.
 	var wantGrants map[string]any
 	activating := c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateActive && current.LifecycleState == lifecycle.StateInactive
-	if activating || (c.Accepted != nil && current.Digest != "") {
+	if activating || ((c.Accepted != nil || resolve) && current.Digest != "") {
 		b, err := steps.LoadBundle(r.d.Bundles, current)
 		if err != nil {
 			return nil, err
@@ -180,6 +192,9 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 		op, err = applyChange(&r.d, svc, c, wantGrants)
 		if err != nil {
 			return err
+		}
+		if resolve && op == nil {
+			resolveAcceptance(svc, wantGrants)
 		}
 		if op != nil {
 			if svc.ActiveOperation != "" && svc.ActiveOperation != op.ID {
@@ -216,7 +231,14 @@ func applyValues(svc *lifecycle.Service, c Change) {
 // any. It must be repeatable (the transaction may retry).
 func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[string]any) (*lifecycle.Operation, error) {
 	busy := svc.ActiveOperation != ""
+	before := svc.Values
 	valuesChanged := applyFields(svc, c, wantGrants)
+	if op, handled, err := inMaintenance(d, svc, c, valuesChanged); handled {
+		if err == nil && valuesChanged {
+			svc.Values = before
+		}
+		return op, err
+	}
 
 	// Version change: an upgrade.
 	if c.Source != nil && *c.Source != "" && *c.Source != svc.Source {
@@ -229,10 +251,24 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
 			return nil, fmt.Errorf("change either source (an upgrade) or lifecycleState in one request, not both: %w", lifecycle.ErrInvalidArgument)
 		}
-		if c.strategy != nil {
-			return startRollout(d, svc, *c.Source, "", false, c.RequestedBy, c.strategy), nil
+		switch svc.LifecycleState {
+		case lifecycle.StatePaused:
+			// Decided (docs/decisions.md, "Lifecycle semantics"): the
+			// administrator paused it for a reason; an upgrade would undo that.
+			return nil, fmt.Errorf("service %s is paused: resume it before upgrading: %w", svc.NameOrID(), lifecycle.ErrConflict)
+		case lifecycle.StateInactive:
+			return startInactiveUpgrade(d, svc, *c.Source, c.RequestedBy), nil
 		}
-		return startUpgrade(d, svc, *c.Source, "", false, c.RequestedBy), nil
+		var op *lifecycle.Operation
+		if c.strategy != nil {
+			op = startRollout(d, svc, *c.Source, c.planDigest, false, c.RequestedBy, c.strategy)
+		} else {
+			op = startUpgrade(d, svc, *c.Source, c.planDigest, false, c.RequestedBy)
+		}
+		if c.PlanID != nil {
+			op.Params.PlanID = *c.PlanID
+		}
+		return op, nil
 	}
 
 	if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
@@ -278,6 +314,9 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	if c.AutoRollback != nil {
 		svc.AutoRollback = *c.AutoRollback
 	}
+	if c.AutoUpgradePrereleases != nil {
+		svc.AutoUpgradePrereleases = *c.AutoUpgradePrereleases
+	}
 	if c.Accepted != nil {
 		svc.Accepted = lifecycle.Accepted{EULA: c.Accepted.EULA, Signatures: c.Accepted.Signatures, AccessGrants: lifecycle.CloneJSON(c.Accepted.AccessGrants)}
 		if svc.Status == lifecycle.StatusUnresolved || svc.Status == lifecycle.StatusReady {
@@ -294,7 +333,10 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 		valuesChanged = before != svc.Values
 	}
 	if c.Reconfigure != nil {
-		svc.Reconfigure = slices.Clone(c.Reconfigure)
+		svc.Reconfigure = nil
+		if len(c.Reconfigure) > 0 {
+			svc.Reconfigure = slices.Clone(c.Reconfigure)
+		}
 	}
 	if c.RolloutStrategy != nil {
 		svc.RolloutStrategy = *c.RolloutStrategy
@@ -302,8 +344,8 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	return valuesChanged
 }
 
-// transition moves the lifecycle state: activation is an operation;
-// deactivate, pause and resume happen in the request's transaction and
+// transition moves the lifecycle state: activation and deactivation are
+// operations; pause and resume happen in the request's transaction and
 // are recorded in the history as finished operations.
 func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrants map[string]any, by string) (*lifecycle.Operation, error) {
 	if err := lifecycle.CheckTransition(svc.LifecycleState, to); err != nil {
@@ -316,9 +358,7 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 	case svc.LifecycleState == lifecycle.StateInactive && to == lifecycle.StateActive:
 		return startActivation(d, svc, wantGrants, by)
 	case to == lifecycle.StateInactive:
-		recordInstant(d, svc, lifecycle.OpDeactivate, by)
-		svc.LifecycleState = lifecycle.StateInactive
-		svc.Status = lifecycle.StatusReady
+		return startDeactivation(d, svc, by), nil
 	case to == lifecycle.StatePaused:
 		recordInstant(d, svc, lifecycle.OpPause, by)
 		svc.LifecycleState = lifecycle.StatePaused

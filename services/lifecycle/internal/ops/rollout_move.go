@@ -227,17 +227,54 @@ func (w *waveRun) sharedHealthy(ctx context.Context) bool {
 type gateResults struct {
 	errors map[string][]string
 	notes  map[string][]lifecycle.ErrorDetail
+	folded []foldedNote
 }
 
 func (g *gateResults) add(sup string, r lifecycle.CheckResult, source string) {
+	sev := ""
 	switch strings.ToUpper(r.Severity) {
 	case "ERROR":
 		g.errors[sup] = append(g.errors[sup], source+": "+r.Message)
+		return
 	case "WARNING", "WARN":
-		g.notes[sup] = append(g.notes[sup], lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: lifecycle.SeverityWarn, Message: source + ": " + r.Message})
+		sev = lifecycle.SeverityWarn
 	case "INFO":
-		g.notes[sup] = append(g.notes[sup], lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: lifecycle.SeverityInfo, Message: source + ": " + r.Message})
+		sev = lifecycle.SeverityInfo
+	default:
+		return
 	}
+	g.notes[sup] = append(g.notes[sup], lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: sev, Message: source + ": " + r.Message})
+	k := noteKey{sev, source, r.Message}
+	i := slices.IndexFunc(g.folded, func(f foldedNote) bool { return f.key == k })
+	if i < 0 {
+		g.folded = append(g.folded, foldedNote{key: k})
+		i = len(g.folded) - 1
+	}
+	if !slices.Contains(g.folded[i].sups, sup) {
+		g.folded[i].sups = append(g.folded[i].sups, sup)
+	}
+}
+
+type noteKey struct{ sev, source, msg string }
+
+// foldedNote is one WARNING or INFO of a wave's checks and the
+// Supervisors it was reported for.
+type foldedNote struct {
+	key  noteKey
+	sups []string
+}
+
+// foldedNotes are the wave's WARNINGs and INFOs for the operation's
+// record: one per result, naming the Supervisors it was reported for.
+func (g *gateResults) foldedNotes() []lifecycle.ErrorDetail {
+	out := make([]lifecycle.ErrorDetail, 0, len(g.folded))
+	for _, f := range g.folded {
+		sups := slices.Clone(f.sups)
+		slices.Sort(sups)
+		out = append(out, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: f.key.sev,
+			Message: f.key.source + " on " + strings.Join(sups, ", ") + ": " + f.key.msg})
+	}
+	return out
 }
 
 // gateChecks runs, for the Supervisors of a wave, the checks an upgrade
@@ -289,35 +326,18 @@ func gateChecks(ctx context.Context, d *Deps, r *run, u *upgradeVersions, sups [
 // among sups and hands each result to the Supervisors of that
 // environment.
 func gateCompatibility(ctx context.Context, d *Deps, u *upgradeVersions, scoped *steps.Rendered, sups []string, g *gateResults, fail func(string, error)) {
-	envs, err := steps.Environments(ctx, d.Repo, scoped)
+	v, err := steps.CompatibilityBySupervisor(ctx, d.Repo, d.Ports.Peers.Compatibility, steps.PackageVersion(u.ob, u.old.Version, u.old.BuiltIn),
+		steps.PackageVersion(u.nb, u.to, u.old.BuiltIn), scoped)
 	if err != nil {
 		fail("compatibility", err)
 		return
 	}
-	type class struct{ sup, k8s string }
-	groups := map[class][]string{}
-	var order []class
-	for _, e := range envs {
-		c := class{e.SupervisorVersion, e.KubernetesVersion}
-		if _, ok := groups[c]; !ok {
-			order = append(order, c)
+	for _, s := range sups {
+		if err := v.Failed[s]; err != nil {
+			g.errors[s] = append(g.errors[s], "compatibility: "+err.Error())
 		}
-		groups[c] = append(groups[c], e.Supervisor)
-	}
-	for _, c := range order {
-		members := groups[c]
-		verdict, err := d.Ports.Peers.Compatibility.EvaluateUpgrade(ctx, steps.PackageVersion(u.ob, u.old.Version, u.old.BuiltIn),
-			steps.PackageVersion(u.nb, u.to, u.old.BuiltIn), []lifecycle.Environment{{Supervisor: members[0], SupervisorVersion: c.sup, KubernetesVersion: c.k8s}})
-		if err != nil {
-			for _, s := range members {
-				g.errors[s] = append(g.errors[s], "compatibility: "+err.Error())
-			}
-			continue
-		}
-		for _, res := range verdict.Results {
-			for _, s := range members {
-				g.add(s, res, "compatibility")
-			}
+		for _, res := range v.Results[s] {
+			g.add(s, res, "compatibility")
 		}
 	}
 }

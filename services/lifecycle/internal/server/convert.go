@@ -3,11 +3,12 @@ package server
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+	"sigs.k8s.io/yaml"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/reads"
@@ -55,6 +56,8 @@ func toProto(svc *lifecycle.Service) (*lifecyclev1.VcfService, error) {
 		UpdatedAt:       rfc3339(svc.UpdatedAt),
 		Rollout:         rolloutSummaryProto(svc.Rollout),
 		RolloutStrategy: svc.RolloutStrategy,
+
+		AutoUpgradePrereleases: svc.AutoUpgradePrereleases,
 	}, nil
 }
 
@@ -99,6 +102,7 @@ func stateProto(v *reads.StateView) *lifecyclev1.State {
 			Type: r.Kind, Name: r.Name, Namespace: r.Namespace, Status: r.Status, Message: r.Message,
 			LastModified: rfc3339(r.LastModified), Region: r.Region, Supervisor: r.Supervisor,
 			LogicalName: r.Name, OwnerVersion: r.OwnerVersion, Finalizers: r.Finalizers,
+			ResourceYaml: resourceYAML(r),
 		})
 	}
 	for _, d := range v.ErrorDetails {
@@ -127,6 +131,9 @@ func operationProto(op *lifecycle.Operation) *lifecyclev1.Operation {
 		p.Steps = append(p.Steps, &lifecyclev1.OperationStep{Name: s.Name, Status: s.Status, Message: s.Message,
 			StartedAt: rfc3339(s.StartedAt), FinishedAt: rfc3339(s.FinishedAt)})
 	}
+	for _, d := range op.Notes {
+		p.Notes = append(p.Notes, &lifecyclev1.ErrorDetail{Type: d.Type, Severity: d.Severity, Message: d.Message})
+	}
 	for _, o := range op.Orphans {
 		p.Steps = append(p.Steps, &lifecyclev1.OperationStep{Name: "orphaned " + o.Kind + " " + o.Name, Status: "Orphaned",
 			Message: o.Message + " (target " + o.Target.String() + ")"})
@@ -148,25 +155,6 @@ func supervisorCheckProto(c *steps.SupervisorVerdict) *lifecyclev1.CheckSupervis
 	return out
 }
 
-func planProto(p *reads.UpgradePlan) *lifecyclev1.UpgradePlan {
-	out := &lifecyclev1.UpgradePlan{
-		FromVersion: p.FromVersion, ToVersion: p.ToVersion, Allowed: p.Allowed, Compatibility: wire.CheckResultsProto(p.Compatibility),
-		ConfigurationErrors: p.ConfigurationErrors, SuggestedPath: p.SuggestedPath, BlockingReasons: p.BlockingReasons,
-	}
-	if p.Hook != nil {
-		out.Hook = &lifecyclev1.HookReport{Configured: p.Hook.Configured, Endpoint: p.Hook.Endpoint, Results: wire.CheckResultsProto(p.Hook.Results),
-			Failure: p.Hook.Failure, Blocked: p.Hook.Blocked}
-	}
-	if p.Dynamic != nil {
-		out.DynamicChecks = &commonv1.PreCheckReport{PreCheckStatus: p.Dynamic.Status, ResourceChecks: wire.ResourceChecksProto(p.Dynamic.ResourceChecks)}
-	}
-	for _, r := range p.Resources {
-		out.Resources = append(out.Resources, &lifecyclev1.ResourcePlanEntry{Type: r.Type, Name: r.Name, Supervisor: r.Supervisor, Action: r.Action,
-			CurrentYaml: r.CurrentYAML, PlannedYaml: r.PlannedYAML})
-	}
-	return out
-}
-
 // progressProto converts an operation's progress; nil stays nil.
 func progressProto(p *lifecycle.Progress) *lifecyclev1.OperationProgress {
 	if p == nil {
@@ -176,3 +164,31 @@ func progressProto(p *lifecycle.Progress) *lifecyclev1.OperationProgress {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// resourceYAML is api.md's ResourceInfo.resourceYaml: the custom resource
+// as the Service Manager applies it, for debugging. A Secret's values are
+// never shown (its keys are); nil when the record holds no document.
+func resourceYAML(r *lifecycle.Resource) *string {
+	if len(r.Doc) == 0 {
+		return nil
+	}
+	doc := r.Doc
+	if r.Kind == "Secret" {
+		doc = maps.Clone(r.Doc)
+		for _, field := range []string{"data", "stringData"} {
+			if m, ok := doc[field].(map[string]any); ok {
+				hidden := make(map[string]any, len(m))
+				for k := range m {
+					hidden[k] = redacted
+				}
+				doc[field] = hidden
+			}
+		}
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil
+	}
+	s := string(out)
+	return &s
+}
