@@ -68,6 +68,9 @@ IMAGE_PKGS := ./services/lifecycle/cmd/lifecycle ./services/compatibility/cmd/co
 	./services/vcfsm/cmd/devcerts ./platform/cmd/healthprobe
 IMAGES := lifecycle compatibility renderer precheck gateway simulator samplehook demodepot devcerts etcd
 IMAGE_DIR := $(CURDIR)/.bin/images
+# IMAGE_TAG tags the images (the compose file reads VCFSM_IMAGE_TAG): runs
+# from several checkouts on one Docker engine keep their own.
+IMAGE_TAG ?= dev
 images:
 	@mkdir -p $(IMAGE_DIR)/bin
 	CGO_ENABLED=0 go build -trimpath -o $(IMAGE_DIR)/bin/ $(IMAGE_PKGS)
@@ -75,8 +78,8 @@ images:
 	@set -e; for i in $(IMAGES); do \
 		ctx=$(IMAGE_DIR)/ctx/$$i; rm -rf $$ctx; mkdir -p $$ctx/home; \
 		ln -f $(IMAGE_DIR)/bin/$$i $$ctx/service; ln -f $(IMAGE_DIR)/bin/healthprobe $$ctx/healthprobe; \
-		echo "image vcfsm/$$i:dev"; \
-		out=$$(DOCKER_BUILDKIT=0 docker build -q -f deploy/Dockerfile -t vcfsm/$$i:dev $$ctx 2>&1) || { echo "$$out" >&2; exit 1; }; \
+		echo "image vcfsm/$$i:$(IMAGE_TAG)"; \
+		out=$$(DOCKER_BUILDKIT=0 docker build -q -f deploy/Dockerfile -t vcfsm/$$i:$(IMAGE_TAG) $$ctx 2>&1) || { echo "$$out" >&2; exit 1; }; \
 	done
 
 ## compose-up: build the images and start the replicated stack
@@ -99,8 +102,10 @@ compose-down:
 ## rollback → delete, then the faults (kill the owner of a running upgrade,
 ## kill an etcd member during an activation, cut a replica off the network,
 ## restart everything); prints each failover time. Removes the stack after.
+## Then, on a stack of its own, kills the replica running a rollout
+## mid-rollback and mid-wave (TestComposeRollout).
 e2e-compose: images
-	cd services/vcfsm && go test -tags compose -count=1 -timeout 30m -v -run TestComposeStack ./composetest/
+	cd services/vcfsm && VCFSM_IMAGE_TAG=$(IMAGE_TAG) go test -tags compose -count=1 -timeout 45m -v -run 'TestComposeStack|TestComposeRollout' ./composetest/
 
 ## test-debs: the Debian packages tests need (vcfctl's completion test
 ## runs bash with the bash-completion package as well as without it)

@@ -151,6 +151,8 @@ type crashWorld struct {
 	peers                         peerServices
 	v1, v2                        string
 	lifecycleAddr                 string
+	// args are the lifecycle binary's extra flags.
+	args []string
 
 	mu       sync.Mutex
 	cmd      *exec.Cmd
@@ -160,12 +162,17 @@ type crashWorld struct {
 	cancelGW context.CancelFunc
 }
 
-func newCrashWorld(t testing.TB, bin string, peers peerServices, seed string) *crashWorld {
+func newCrashWorld(t testing.TB, bin string, peers peerServices, seed string, args ...string) *crashWorld {
+	return newCrashWorldOn(t, bin, peers, inventoryYAML, seed, args...)
+}
+
+// newCrashWorldOn is newCrashWorld on an inventory of its own.
+func newCrashWorldOn(t testing.TB, bin string, peers peerServices, inventory, seed string, args ...string) *crashWorld {
 	t.Helper()
-	c := &crashWorld{bin: bin, peers: peers, dataDir: t.TempDir()}
+	c := &crashWorld{bin: bin, peers: peers, dataDir: t.TempDir(), args: args}
 	c.world = &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t)}
 	c.inventory = filepath.Join(t.TempDir(), "inventory.yaml")
-	require.NoError(t, os.WriteFile(c.inventory, []byte(inventoryYAML), 0o600))
+	require.NoError(t, os.WriteFile(c.inventory, []byte(inventory), 0o600))
 	c.seed = filepath.Join(t.TempDir(), "seed.yaml")
 	require.NoError(t, os.WriteFile(c.seed, []byte(seed), 0o600))
 	c.v1 = c.publish(t, v1)
@@ -179,7 +186,9 @@ func newCrashWorld(t testing.TB, bin string, peers peerServices, seed string) *c
 	require.NoError(t, err)
 	tokens, err := auth.NewTokens(map[string]string{"e2e": onebox.Token})
 	require.NoError(t, err)
-	h, err := gateway.New(ctx, conn, gateway.Options{Logger: logging.Discard(), Tokens: tokens})
+	// The tests poll faster than a person would (as onebox's gateway).
+	limits := gateway.Limits{RatePerSecond: 1e6, RateBurst: 1e6}
+	h, err := gateway.New(ctx, conn, gateway.Options{Logger: logging.Discard(), Tokens: tokens, Limits: limits})
 	require.NoError(t, err)
 	c.gateway = httptest.NewServer(h)
 	c.box = &onebox.Box{URL: c.gateway.URL, Client: &http.Client{Timeout: 30 * time.Second}}
@@ -206,12 +215,12 @@ func freeAddr(t testing.TB) string {
 func (c *crashWorld) restart(t testing.TB, failpoints string) {
 	t.Helper()
 	c.stop(t)
-	cmd := exec.Command(c.bin,
+	cmd := exec.Command(c.bin, append([]string{
 		"--listen", c.lifecycleAddr, "--data-dir", c.dataDir,
 		"--compatibility", c.peers.addr, "--renderer", c.peers.addr, "--precheck", c.peers.addr,
-		"--tokens", "e2e:"+onebox.Token, "--service-token", onebox.Token,
+		"--tokens", "e2e:" + onebox.Token, "--service-token", onebox.Token,
 		"--inventory-file", c.inventory, "--simulator-seed", c.seed,
-		"--reconcile-interval", "50ms", "--step-timeout", "60s")
+		"--reconcile-interval", "50ms", "--step-timeout", "60s"}, c.args...)...)
 	cmd.Env = append(os.Environ(), "VCFSM_FAILPOINTS="+failpoints, "SSL_CERT_FILE="+c.tars.CA.PEMFile)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)

@@ -257,3 +257,23 @@ func putInventory(t testing.TB, w *world, inv string) {
 	resp := w.box.Do(t, http.MethodPut, "/v2/inventory", js)
 	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
 }
+
+// A Supervisor that does not answer the ownership transfer of the first
+// wave's move: the step is retried, and the retry moves the
+// SupervisorService (the records written before the transfer must not
+// pass for a move already done).
+func TestRolloutRetriesAFailedTransfer(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	id := w.installed(t, w.publish(t, v1))
+	src2 := w.publish(t, v2)
+	require.NoError(t, w.sim.InjectFault(simulator.Fault{Scope: "supervisor-vc1", Kind: "SupervisorService", Op: "transfer", Effect: simulator.EffectUnreachable, Times: 1}))
+
+	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
+	r := waitRollout(t, w, id, "Succeeded")
+	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		v, st := r.target(sup)
+		require.Equal(t, []string{"2.0.0", "Done"}, []string{v, st}, sup)
+	}
+	w.waitStatus(t, id, "Healthy")
+	require.Equal(t, map[string]string{"supervisor-vc1": "2.0.0", "supervisor-eu1": "2.0.0"}, w.ssOwners(t, id), "on the targets too")
+}

@@ -188,7 +188,7 @@ func disconnectOwnerDuringUpgrade(t *testing.T, s *stack, id string) (time.Durat
 	s.rollback(t, id, "1.1.0")
 	s.waitHealthyAt(t, id, "1.1.0")
 	owner := upgradeHeldByOwner(t, s, id)
-	network := project + "_default"
+	network := s.project + "_default"
 	c := s.container(t, owner)
 	cut := time.Now()
 	out, err := docker("network", "disconnect", network, c)

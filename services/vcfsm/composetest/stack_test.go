@@ -34,6 +34,8 @@ import (
 )
 
 const (
+	// project is TestComposeStack's compose project; other tests bring up
+	// projects of their own.
 	project      = "vcfsm-e2e"
 	adminToken   = "dev-admin-token-change-me"
 	serviceToken = "dev-internal-token-change-me"
@@ -47,6 +49,7 @@ const (
 
 // stack is one running compose project.
 type stack struct {
+	project string
 	file    string
 	env     []string
 	ports   map[string]int
@@ -63,11 +66,16 @@ var portVars = []string{"VCFSM_HTTP_PORT", "VCFSM_HTTP_PORT_2", "VCFSM_ETCD_PORT
 // up starts the stack and waits until every container is healthy; the
 // stack is removed (volumes included) when the test ends, its logs printed
 // first when it failed.
-func up(t *testing.T) *stack {
+func up(t *testing.T) *stack { return upProject(t, project) }
+
+// upProject is up with a project name of its own and extra environment
+// for the compose file (VAR=value).
+func upProject(t *testing.T, name string, env ...string) *stack {
 	file, err := filepath.Abs("../../../deploy/docker-compose.yaml")
 	require.NoError(t, err)
-	s := &stack{file: file, ports: map[string]int{}, http: &http.Client{Timeout: 30 * time.Second}}
+	s := &stack{project: name, file: file, ports: map[string]int{}, http: &http.Client{Timeout: 30 * time.Second}}
 	s.env = append(os.Environ(), "VCFSM_OWNER_TTL="+ownerTTL.String(), "VCFSM_HOOK_DELAY="+hookDelay.String())
+	s.env = append(s.env, env...)
 	for _, v := range portVars {
 		s.ports[v] = freePort(t)
 		s.env = append(s.env, fmt.Sprintf("%s=%d", v, s.ports[v]))
@@ -107,7 +115,7 @@ func freePort(t *testing.T) int {
 }
 
 func (s *stack) compose(args ...string) (string, error) {
-	cmd := exec.Command("docker-compose", append([]string{"-p", project, "-f", s.file}, args...)...)
+	cmd := exec.Command("docker-compose", append([]string{"-p", s.project, "-f", s.file}, args...)...)
 	cmd.Env = s.env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
@@ -144,7 +152,7 @@ func (s *stack) waitHealthy(t *testing.T, timeout time.Duration) {
 }
 
 func (s *stack) unhealthy(t *testing.T) []string {
-	ids, err := docker("ps", "-q", "--filter", "label=com.docker.compose.project="+project)
+	ids, err := docker("ps", "-q", "--filter", "label=com.docker.compose.project="+s.project)
 	require.NoError(t, err, ids)
 	var pending []string
 	for _, id := range strings.Fields(ids) {

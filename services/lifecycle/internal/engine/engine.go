@@ -480,7 +480,13 @@ func ParseFailpoints(list string) Failpoints {
 
 // hold blocks at a failpoint until ctx ends.
 func (fp Failpoints) hold(ctx context.Context, log *slog.Logger, kind, step, when string) {
-	name := kind + "/" + step + ":" + when
+	fp.Hold(ctx, log, kind+"/"+step+":"+when)
+}
+
+// Hold blocks at the failpoint name, when set, until ctx ends: a step
+// that journals several times holds between them with names of its own
+// ("rollout/wave-1:moving").
+func (fp Failpoints) Hold(ctx context.Context, log *slog.Logger, name string) {
 	if !fp[name] {
 		return
 	}

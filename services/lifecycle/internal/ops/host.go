@@ -232,8 +232,12 @@ func clearPhase(svc *lifecycle.Service) {
 // finish records a successful operation.
 func (h host) finish(ctx context.Context, r *run) {
 	op := r.op
-	if op.Outcome != lifecycle.OutcomeRolledBack { // a rollout that rolled itself back says so
-		op.Outcome = lifecycle.OutcomeSucceeded
+	op.Outcome = lifecycle.OutcomeSucceeded
+	if op.Rollout != nil && op.Rollout.State == lifecycle.RolloutRolledBack {
+		// A rollout that rolled itself back says so; only now, as it
+		// closes: an operation journaled with an outcome is done, and one
+		// killed before it closed would never resume.
+		op.Outcome = lifecycle.OutcomeRolledBack
 	}
 	op.FinishedAt = h.r.d.Now()
 	err := h.r.d.Writer.CloseOperation(ctx, op, func(svc *lifecycle.Service) {

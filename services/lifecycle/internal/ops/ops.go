@@ -51,6 +51,15 @@ type Deps struct {
 	// RolloutPoll is how often a running rollout looks at its targets
 	// (0: every second).
 	RolloutPoll time.Duration
+
+	// failpoints hold a step between two of its own journal writes, for
+	// the crash tests (the engine holds before and after each step).
+	failpoints engine.Failpoints
+}
+
+// failpoint holds at the named point when the crash tests set it.
+func (d *Deps) failpoint(ctx context.Context, name string) {
+	d.failpoints.Hold(ctx, d.Log, name)
 }
 
 // step is one row of an operation's table: its name (journaled, named by

@@ -29,7 +29,7 @@ func (w *waveRun) beginRollback(ctx context.Context, reason string) error {
 		}
 		w.d.rollouts().WaveEnded(ctx, st, w.k, WaveForward, outcome)
 	}
-	current := slices.IndexFunc(w.r.op.Steps, func(s lifecycle.Step) bool { return s.Name == fmt.Sprintf("wave-%d", w.k+1) })
+	current := stepIndex(w.r.op, fmt.Sprintf("wave-%d", w.k+1))
 	for i := current + 1; i < len(w.r.op.Steps); i++ {
 		if w.r.op.Steps[i].Status == lifecycle.StepPending {
 			w.r.op.Steps[i].Status = lifecycle.StepSkipped
@@ -44,6 +44,15 @@ func (w *waveRun) beginRollback(ctx context.Context, reason string) error {
 	}
 	w.d.Log.Warn("rollout failed; rolling back the waves it moved", "service", w.r.op.ServiceID, "operation", w.r.op.ID, "reason", reason)
 	return saveRollout(ctx, w.d, w.r, "rolling back: "+reason)
+}
+
+// rollbackBegun: the rollout turned to its rollback (its steps were
+// added).
+func rollbackBegun(op *lifecycle.Operation) bool { return stepIndex(op, "rolled-back") >= 0 }
+
+// stepIndex is the index of the operation's step name, -1 if none.
+func stepIndex(op *lifecycle.Operation, name string) int {
+	return slices.IndexFunc(op.Steps, func(s lifecycle.Step) bool { return s.Name == name })
 }
 
 // rollbackWave is the step that takes wave k's moved targets (and its
@@ -84,6 +93,7 @@ func rollbackWave(k int) func(ctx context.Context, d *Deps, r *run, u *upgradeVe
 		if err := w.verify(ctx, u.old.Version, lifecycle.TargetRollingBack, lifecycle.TargetRolledBack, 0); err != nil {
 			return err
 		}
+		d.failpoint(ctx, fmt.Sprintf("rollout/rollback-wave-%d:verified", k+1))
 		back := w.targetsIn(lifecycle.TargetRollingBack)
 		failed := w.targetsIn(lifecycle.TargetFailed)
 		if len(back) == 0 && len(failed) == 0 && w.sharedBack(ctx) {
@@ -102,17 +112,14 @@ func rollbackWave(k int) func(ctx context.Context, d *Deps, r *run, u *upgradeVe
 }
 
 // moveBack moves the wave's moved targets (and its shared resources) back
-// to the previous version; they are verified as RollingBack.
+// to the previous version; they are verified as RollingBack. They are
+// journaled RollingBack only once moved: a process killed before moves
+// them again after its restart.
 func (w *waveRun) moveBack(ctx context.Context, moved []string) error {
-	for i := range w.st.Targets {
-		t := &w.st.Targets[i]
-		if slices.Contains(moved, t.Supervisor) {
-			t.State, t.HealthyAt = lifecycle.TargetRollingBack, w.now
-		}
-	}
 	if err := saveRollout(ctx, w.d, w.r, fmt.Sprintf("rolling back wave %s: %d target(s)", w.name(), len(moved))); err != nil {
 		return err
 	}
+	w.d.failpoint(ctx, fmt.Sprintf("rollout/rollback-wave-%d:moving", w.k+1))
 	b, err := steps.LoadBundle(w.d.Bundles, w.u.old)
 	if err != nil {
 		return err
@@ -125,10 +132,11 @@ func (w *waveRun) moveBack(ctx context.Context, moved []string) error {
 	if err != nil && !isResourceFailure(err) {
 		return err
 	}
+	w.d.failpoint(ctx, fmt.Sprintf("rollout/rollback-wave-%d:moved", w.k+1))
 	for i := range w.st.Targets {
 		t := &w.st.Targets[i]
 		if slices.Contains(moved, t.Supervisor) {
-			t.Version, t.MovedAt, t.HealthyAt = w.u.old.Version, w.now, w.now
+			t.State, t.Version, t.MovedAt, t.HealthyAt = lifecycle.TargetRollingBack, w.u.old.Version, w.now, w.now
 		}
 	}
 	return nil
@@ -146,7 +154,8 @@ func (w *waveRun) sharedBack(ctx context.Context) bool {
 
 // rolloutRolledBack ends a rolled-back rollout: the version is quarantined
 // in the catalog, the service leaves maintenance on its previous version,
-// and the operation ends RolledBack.
+// and the operation ends RolledBack (host.finish reads it from the
+// rollout's state).
 func rolloutRolledBack(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error {
 	st := r.op.Rollout
 	if st.State != lifecycle.RolloutRolledBack && !st.RollbackStartedAt.IsZero() {
@@ -156,7 +165,6 @@ func rolloutRolledBack(ctx context.Context, d *Deps, r *run, u *upgradeVersions)
 	if err := quarantine(ctx, *d, u.svc.Name, u.to, &lifecycle.Quarantine{Reason: st.Reason, At: d.Now(), Rollout: r.op.ID}); err != nil {
 		return err
 	}
-	r.op.Outcome = lifecycle.OutcomeRolledBack
 	if err := saveRollout(ctx, d, r, "rolled back: "+st.Reason); err != nil {
 		return err
 	}

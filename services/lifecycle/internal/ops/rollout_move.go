@@ -62,6 +62,7 @@ func (w *waveRun) move(ctx context.Context) error {
 	if err := saveRollout(ctx, w.d, w.r, fmt.Sprintf("wave %s: moving %d target(s)", w.name(), len(due))); err != nil {
 		return err
 	}
+	w.d.failpoint(ctx, fmt.Sprintf("rollout/wave-%d:moving", w.k+1))
 	rend, err := steps.RenderFor(ctx, w.d.Ports.Render(), w.d.Writer, w.r.cache(), w.u.next, w.u.nb)
 	if err != nil {
 		return err
@@ -70,6 +71,7 @@ func (w *waveRun) move(ctx context.Context) error {
 	if err != nil && !isResourceFailure(err) {
 		return err
 	}
+	w.d.failpoint(ctx, fmt.Sprintf("rollout/wave-%d:moved", w.k+1))
 	w.state().SharedMoved = true
 	for i := range w.st.Targets {
 		t := &w.st.Targets[i]

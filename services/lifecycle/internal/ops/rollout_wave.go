@@ -34,6 +34,15 @@ func runWave(k int) func(ctx context.Context, d *Deps, r *run, u *upgradeVersion
 		if r.op.Rollout == nil || k >= len(r.op.Rollout.Waves) {
 			return lifecycle.Blocked(lifecycle.ErrTypeInstall, fmt.Errorf("the rollout has no wave %d", k+1))
 		}
+		if rollbackBegun(r.op) {
+			// The wave turned to the rollback before a restart (killed
+			// before its step was journaled done): it is over, and moves
+			// nothing more forward.
+			if i := stepIndex(r.op, fmt.Sprintf("wave-%d", k+1)); i >= 0 {
+				r.op.Steps[i].Message = "rolling back: " + r.op.Rollout.Reason
+			}
+			return nil
+		}
 		w := &waveRun{d: d, r: r, u: u, k: k, st: r.op.Rollout, now: d.Now()}
 		return w.run(ctx)
 	}
@@ -92,6 +101,7 @@ func (w *waveRun) run(ctx context.Context) error {
 	if err := w.verify(ctx, w.u.to, lifecycle.TargetVerifying, lifecycle.TargetDone, w.spec().Soak); err != nil {
 		return err
 	}
+	w.d.failpoint(ctx, fmt.Sprintf("rollout/wave-%d:verified", w.k+1))
 	return w.settle(ctx)
 }
 

@@ -30,6 +30,8 @@ type Runner struct {
 // New returns a runner; Start runs its workers.
 func New(d Deps, e Engine) *Runner {
 	r := &Runner{d: d}
+	// VCFSM_FAILPOINTS is unset in production; the crash tests set it.
+	r.d.failpoints = engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS"))
 	r.engine = engine.New(engine.Config{
 		Workers:      e.Workers,
 		QueueSize:    4096,
@@ -38,13 +40,12 @@ func New(d Deps, e Engine) *Runner {
 		RetryBackoff: e.RetryBackoff,
 		MaxBackoff:   30 * time.Second,
 		Retryable:    retryable,
-		// VCFSM_FAILPOINTS is unset in production; the crash tests set it.
-		Failpoints: engine.ParseFailpoints(os.Getenv("VCFSM_FAILPOINTS")),
-		Claims:     e.Claims,
-		ClaimSweep: e.ClaimSweep,
-		Now:        d.Now,
-		Logger:     d.Log,
-		Observer:   d.Observer,
+		Failpoints:   r.d.failpoints,
+		Claims:       e.Claims,
+		ClaimSweep:   e.ClaimSweep,
+		Now:          d.Now,
+		Logger:       d.Log,
+		Observer:     d.Observer,
 	}, host{r: r})
 	return r
 }

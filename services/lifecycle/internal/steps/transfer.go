@@ -46,6 +46,10 @@ func MoveResourcesWhere(ctx context.Context, p ApplyPorts, svc *lifecycle.Servic
 		if c.Current(version) {
 			continue // done before a restart
 		}
+		// Recorded at the new version before its target moves: Busy
+		// until the apply says how it stands, so a retry (the transfer
+		// failed, the process was killed) does not take it for done.
+		w.Status, w.Message = target.StatusBusy, "moving to version "+version
 		transfer = append(transfer, w)
 	}
 	if err := retire(ctx, p.remove(), d); err != nil {

@@ -51,7 +51,7 @@ func (s *Simulator) Apply(ctx context.Context, d target.Desired) (target.Object,
 	if err := ctx.Err(); err != nil {
 		return target.Object{}, err
 	}
-	f := s.fault("apply", d.Key)
+	f := s.fault("apply", d.Key, d.Owner.Version)
 	if f != nil {
 		if err := faultError(f, "apply", d.Key); err != nil {
 			return target.Object{}, err
@@ -89,6 +89,9 @@ func (s *Simulator) Apply(ctx context.Context, d target.Desired) (target.Object,
 				obj.Generation++
 				obj.Message = "Updated"
 			}
+		}
+		if err := countMove(tx, d.Key, obj.Owner.Version, d.Owner.Version); err != nil {
+			return err
 		}
 		obj.Namespace, obj.Spec, obj.Owner = d.Namespace, d.Spec, d.Owner
 		obj.Finalizers = slices.Clone(d.Finalizers)
@@ -183,7 +186,7 @@ func (s *Simulator) Get(ctx context.Context, k target.Key) (target.Object, error
 	if err := ctx.Err(); err != nil {
 		return target.Object{}, err
 	}
-	if f := s.fault("get", k); f != nil {
+	if f := s.fault("get", k, ""); f != nil {
 		if err := faultError(f, "get", k); err != nil {
 			return target.Object{}, err
 		}
@@ -204,7 +207,7 @@ func (s *Simulator) Get(ctx context.Context, k target.Key) (target.Object, error
 
 // Transfer implements target.Driver.
 func (s *Simulator) Transfer(ctx context.Context, k target.Key, owner target.Owner, finalizers []string) (target.Object, error) {
-	if f := s.fault("transfer", k); f != nil {
+	if f := s.fault("transfer", k, ""); f != nil {
 		if err := faultError(f, "transfer", k); err != nil {
 			return target.Object{}, err
 		}
@@ -217,6 +220,9 @@ func (s *Simulator) Transfer(ctx context.Context, k target.Key, owner target.Own
 		}
 		if !obj.Owner.IsZero() && obj.Owner.ServiceID != owner.ServiceID {
 			return fmt.Errorf("%s is owned by service %s: %w", k, obj.Owner.ServiceID, target.ErrOwnedByOther)
+		}
+		if err := countMove(tx, k, obj.Owner.Version, owner.Version); err != nil {
+			return err
 		}
 		obj.Owner, obj.Finalizers, obj.UpdatedAt = owner, slices.Clone(finalizers), s.now().UTC()
 		out = obj
@@ -231,7 +237,7 @@ func (s *Simulator) Transfer(ctx context.Context, k target.Key, owner target.Own
 
 // Delete implements target.Driver. Deleting an absent resource succeeds.
 func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
-	if f := s.fault("delete", k); f != nil {
+	if f := s.fault("delete", k, ""); f != nil {
 		if err := faultError(f, "delete", k); err != nil {
 			return err
 		}
@@ -247,6 +253,9 @@ func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
 			return err
 		}
 		owner = obj.Owner.ServiceID
+		if err := countMove(tx, k, obj.Owner.Version, Removed); err != nil {
+			return err
+		}
 		return tx.Delete(bucketObjects, k.String(), rev)
 	})
 	if err != nil {
@@ -260,7 +269,7 @@ func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
 
 // Release implements target.Driver.
 func (s *Simulator) Release(ctx context.Context, k target.Key) error {
-	if f := s.fault("release", k); f != nil {
+	if f := s.fault("release", k, ""); f != nil {
 		if err := faultError(f, "release", k); err != nil {
 			return err
 		}
@@ -293,7 +302,7 @@ func (s *Simulator) Stage(ctx context.Context, d target.Desired) (target.Staged,
 	if err := ctx.Err(); err != nil {
 		return target.Staged{}, err
 	}
-	if f := s.fault("stage", d.Key); f != nil && (f.Effect == EffectUnreachable || f.Effect == EffectFail) {
+	if f := s.fault("stage", d.Key, ""); f != nil && (f.Effect == EffectUnreachable || f.Effect == EffectFail) {
 		return target.Staged{Reachable: f.Effect != EffectUnreachable, Message: faultError(f, "stage", d.Key).Error()}, nil
 	}
 	req, err := requests(d)
@@ -306,7 +315,7 @@ func (s *Simulator) Stage(ctx context.Context, d target.Desired) (target.Staged,
 // Secrets implements target.Driver.
 func (s *Simulator) Secrets(ctx context.Context, supervisor, namespace string) (map[string]map[string][]byte, error) {
 	k := target.Key{System: target.SystemSupervisor, Scope: supervisor, Kind: "Secret"}
-	if f := s.fault("get", k); f != nil && f.Effect == EffectUnreachable {
+	if f := s.fault("get", k, ""); f != nil && f.Effect == EffectUnreachable {
 		return nil, faultError(f, "get secrets", k)
 	}
 	recs, err := s.st.List(ctx, bucketObjects, path.Join(target.SystemSupervisor, supervisor, "Secret")+"/")

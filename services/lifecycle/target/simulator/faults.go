@@ -23,8 +23,12 @@ type Fault struct {
 	Kind     string `json:"kind,omitempty"`
 	Identity string `json:"identity,omitempty"`
 	// Op is apply, delete, release, stage, transfer, get or * (any).
-	Op     string `json:"op,omitempty"`
-	Effect string `json:"effect"`
+	Op string `json:"op,omitempty"`
+	// Version matches the owner version an apply hands the resource to
+	// (a fault of one version of a service, which its rollback to the
+	// previous version does not meet); other operations never match it.
+	Version string `json:"version,omitempty"`
+	Effect  string `json:"effect"`
 	// Times the fault fires; 0 means every time.
 	Times int `json:"times,omitempty"`
 	// Delay of a slow create/update.
@@ -81,8 +85,9 @@ func matchField(pattern, v string) bool {
 	return pattern == v
 }
 
-// fault returns the first fault matching op on k and consumes one firing.
-func (s *Simulator) fault(op string, k target.Key) *Fault {
+// fault returns the first fault matching op on k (applying version, for
+// an apply) and consumes one firing.
+func (s *Simulator) fault(op string, k target.Key, version string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if k.System == target.SystemSupervisor {
@@ -95,7 +100,7 @@ func (s *Simulator) fault(op string, k target.Key) *Fault {
 			continue
 		}
 		if !matchField(f.Op, op) || !matchField(f.System, k.System) || !matchField(f.Scope, k.Scope) ||
-			!matchField(f.Kind, k.Kind) || !matchField(f.Identity, k.Identity) {
+			!matchField(f.Kind, k.Kind) || !matchField(f.Identity, k.Identity) || (f.Version != "" && f.Version != version) {
 			continue
 		}
 		f.fired++

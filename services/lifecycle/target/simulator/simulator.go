@@ -27,7 +27,7 @@ const (
 	keySeeded     = "seeded"
 )
 
-var schema = store.Schema{Version: 1, Buckets: []string{bucketObjects, bucketMeta}}
+var schema = store.Schema{Version: 1, Buckets: []string{bucketObjects, bucketMeta, bucketMoves}}
 
 // DefaultSupportedAPIs are the kinds every simulated Supervisor accepts.
 var DefaultSupportedAPIs = []string{

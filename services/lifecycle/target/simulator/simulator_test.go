@@ -92,6 +92,18 @@ func TestFaults(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, facts.Supervisors[0].Reachable)
 	})
+	t.Run("one version only", func(t *testing.T) {
+		s := open(t, nil, nil)
+		require.NoError(t, s.InjectFault(Fault{Kind: "SupervisorService", Op: "apply", Version: "2", Effect: EffectUnhealthy}))
+		obj, err := s.Apply(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: owner})
+		require.NoError(t, err)
+		require.Equal(t, target.StatusHealthy, obj.Status, "version 1 does not meet it")
+		for range 2 {
+			obj, err = s.Apply(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: target.Owner{ServiceID: "s", Version: "2"}})
+			require.NoError(t, err)
+			require.Equal(t, target.StatusUnhealthy, obj.Status, "version 2 does, every time")
+		}
+	})
 	t.Run("bad fault", func(t *testing.T) {
 		s := open(t, nil, nil)
 		require.Error(t, s.InjectFault(Fault{Effect: "explode"}))
@@ -180,4 +192,35 @@ faults:
 	require.NoError(t, writeFile(p, "unknownField: 1"))
 	_, err = LoadSeed(p)
 	require.Error(t, err, "unknown fields are refused")
+}
+
+// The simulator counts, durably, each time an object is handed to another
+// version of its owner (by an apply or a transfer) or removed, not the
+// re-applies.
+func TestMoves(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sim.db")
+	s, err := Open(Config{Path: path})
+	require.NoError(t, err)
+	at := func(v string) target.Owner { return target.Owner{ServiceID: "s", Version: v} }
+	apply := func(v string, spec map[string]any) {
+		_, err := s.Apply(ctx, target.Desired{Key: svcKey, Spec: spec, Owner: at(v)})
+		require.NoError(t, err)
+	}
+	apply("1", map[string]any{"v": 1})
+	apply("1", map[string]any{"v": 1}) // idempotent: not a move
+	_, err = s.Transfer(ctx, svcKey, at("2"), nil)
+	require.NoError(t, err)
+	apply("2", map[string]any{"v": 2}) // after the transfer: not a move
+	apply("1", map[string]any{"v": 1})
+	require.NoError(t, s.Delete(ctx, svcKey))
+	apply("1", map[string]any{"v": 1})
+	require.NoError(t, s.Close())
+
+	s, err = Open(Config{Path: path})
+	require.NoError(t, err)
+	defer func() { _ = s.Close() }()
+	moves, err := s.Moves(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[string]map[string]int{svcKey.String(): {"1": 3, "2": 1, Removed: 1}}, moves, "kept across a reopen")
 }
