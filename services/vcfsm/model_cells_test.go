@@ -1,0 +1,3 @@
+package vcfsm_test
+
+var modelTable = map[string]outcome{}
