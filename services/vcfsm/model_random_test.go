@@ -61,6 +61,9 @@ type randomAction struct {
 	next func(r *randomRun, e expected) expected
 }
 
+// rareActions are picked a third as often as the others.
+var rareActions = map[string]bool{"create again": true, "delete": true, "force delete": true}
+
 func statuses(s ...string) []string { return s }
 
 func same(_ *randomRun, e expected) expected { return e }
@@ -208,8 +211,12 @@ func allowedActions() []randomAction {
 func (r *randomRun) step(t *testing.T, rng *rand.Rand, n int) {
 	var choices []randomAction
 	for _, a := range allowedActions() {
-		if a.when(r.want) {
-			choices = append(choices, a)
+		if !a.when(r.want) {
+			continue
+		}
+		choices = append(choices, a)
+		if !rareActions[a.name] {
+			choices = append(choices, a, a)
 		}
 	}
 	if len(choices) == 0 {
