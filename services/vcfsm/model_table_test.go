@@ -43,7 +43,8 @@ type outcome struct {
 	Version string
 	// Targets is what the service owns on its targets once settled:
 	// none, v1 (3 resources of 1.0.0), v2 (5 resources of 2.0.0),
-	// only:<Kind> (that kind alone is left, still owned).
+	// only:<Kind> (that kind alone is left, still owned), v1-role (1.0.0's
+	// but the GlobalRole), partial (some moved to 2.0.0, not all five).
 	Targets string
 	// Decided marks a cell the spec is silent on: decided as a provider's
 	// administrator would expect.
@@ -161,6 +162,8 @@ func targetsDoc(t string) string {
 		return "2.0.0's resources"
 	case t == "partial":
 		return "some resources moved to 2.0.0"
+	case t == "v1-role":
+		return "1.0.0's resources but the GlobalRole"
 	case strings.HasPrefix(t, "only:"):
 		return "only its " + strings.TrimPrefix(t, "only:")
 	case strings.HasPrefix(t, "orphan:"):

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -231,6 +232,10 @@ func targets(sim *simulator.Simulator, id string) (string, error) {
 		return "v2", nil
 	case len(objs) == 1:
 		return "only:" + objs[0].Kind, nil
+	case len(objs) == 2 && versions["1.0.0"] == 2 && !slices.Contains(kinds, "GlobalRole"):
+		return "v1-role", nil
+	case versions["2.0.0"] > 0:
+		return "partial", nil
 	}
 	return fmt.Sprintf("%d resources %v, versions %v", len(objs), kinds, versions), nil
 }
