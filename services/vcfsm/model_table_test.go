@@ -138,11 +138,14 @@ func docTable() string {
 				answer += fmt.Sprintf(" “…%s…”", o.Msg)
 			}
 			note := o.Note
+			if note == "" && o.Code >= 400 {
+				note = "refused: nothing changes"
+			}
 			if o.Decided {
 				note = "**decided**: " + note
 			}
 			end := o.End
-			if o.Version != "" && end != "gone" {
+			if o.Version != "" && o.Version != "none" && end != "gone" {
 				end += " " + o.Version
 			}
 			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", c.Doc, answer, strings.TrimSpace(note), end, targetsDoc(o.Targets))
