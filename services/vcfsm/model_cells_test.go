@@ -11,7 +11,7 @@ const (
 	beingDel   = "is being deleted"
 	noPrev     = "no previous version"
 	isPaused   = "is paused: resume it before upgrading"
-	noBundle   = "no installed bundle"
+	noBundle   = "bundle yet"
 )
 
 func init() {
@@ -28,7 +28,7 @@ func init() {
 		"upgrade-failed":  upgradeFailedCells(),
 		"unavailable":     unavailableCells(),
 		"paused":          pausedCells(),
-		"deleting":        deletingCells(),
+		"delete-failed":   deleteFailedCells(),
 	} {
 		for col, o := range cells {
 			modelTable[cellKey(row, col)] = o
@@ -68,15 +68,15 @@ func registeringCells() map[string]outcome {
 	return fill(map[string]outcome{
 		"create":             refused(conflict409, "already", "", "").decided(),
 		"values":             acc("", "", "stored; rendered when it is activated"),
-		"activate":           busy,
+		"activate":           refused(bad400, "has no bundle yet", "", ""),
 		"deactivate":         acc("", "", "already inactive: nothing to do"),
 		"pause":              refused(bad400, "inactive -> paused", "", ""),
-		"accepted":           busy,
+		"accepted":           acc("", "", "stored; checked against a render when it is activated"),
 		"source":             busy,
 		"labels":             acc("", "", "stored"),
 		"phase":              acc("", "", "nothing to re-apply: it is inactive").decided(),
 		"put":                acc("", "", "fields replaced; nothing to apply"),
-		"put-decommissioned": refused(conflict409, inProgress, "", "").decided(),
+		"put-decommissioned": refused(conflict409, "forceDelete=true", "", "").decided(),
 		"delete":             refused(conflict409, "forceDelete=true", "", "").decided(),
 		"delete-force":       acc("gone", "none", "the registration is abandoned, the service deleted"),
 		"rollback":           noRollbk,
@@ -156,7 +156,7 @@ func installingCells() map[string]outcome {
 		"delete":             refused(conflict409, "forceDelete=true", "", ""),
 		"delete-force":       acc("gone", "none", "the installation is abandoned; what it applied is removed"),
 		"rollback":           noRollbk,
-		"supervisor-upgrade": outcome{Code: http.StatusOK, Msg: "blocked", Note: "its Supervisors are known once its resources are rendered"},
+		"supervisor-upgrade": outcome{Code: http.StatusOK, Msg: "not listed", Note: "its Supervisors are recorded once its resources are applied"},
 		"auto-upgrade":       acc2("active/Healthy", "v2", "once installed, upgraded to the newest compatible registered version"),
 		"auto-rollback":      busy,
 		"reconcile":          acc("", "", "the installation applies it").code(http.StatusOK),
@@ -199,7 +199,7 @@ func unhealthyCells() map[string]outcome {
 		}
 		cells[k] = o
 	}
-	cells["auto-upgrade"] = acc("active/Unhealthy", "v1", "an unhealthy service is not upgraded automatically").decided()
+	cells["auto-upgrade"] = acc2("active/Unhealthy", "v2", "upgraded to the newest compatible registered version (an upgrade may fix it)")
 	cells["auto-rollback"] = acc("active/Unhealthy", "v1", "the upgrade fails on one Supervisor; rolled back to 1.0.0 (still unhealthy)")
 	cells["source"] = acc2("active/Unhealthy", "v2", "an upgrade may fix it: it runs (the GlobalRole stays unhealthy)")
 	cells["rollout"] = acc2("active/Unhealthy", "v2", "as PATCH source, in waves")
@@ -215,7 +215,7 @@ func upgradingCells() map[string]outcome {
 		"deactivate":         busy,
 		"pause":              busy,
 		"accepted":           acc("", "", "stored"),
-		"source":             acc("", "", "the upgrade under way already goes there: nothing new"),
+		"source":             busy,
 		"labels":             acc("", "", "stored"),
 		"phase":              busy.decided(),
 		"put":                acc("", "", "nothing changed"),
@@ -227,7 +227,7 @@ func upgradingCells() map[string]outcome {
 		"auto-upgrade":       acc("", "", "already upgrading to the newest version"),
 		"auto-rollback":      acc("", "", "stored; the upgrade under way succeeds"),
 		"reconcile":          acc("", "", "restored once maintenance ends").code(http.StatusOK),
-		"rollout":            acc("", "", "the upgrade under way already goes there: nothing new"),
+		"rollout":            busy,
 	}, "active/Healthy", "v2")
 }
 
@@ -293,7 +293,7 @@ func pausedCells() map[string]outcome {
 		"create":             dupe,
 		"values":             acc("", "", "stored; applied when it resumes").decided(),
 		"activate":           acc("active/Healthy", "v1", "resumed: the controllers reconcile it again"),
-		"deactivate":         acc("inactive/Ready", "none", "phase Uninstalling: the resources it created are removed"),
+		"deactivate":         refused(bad400, "paused -> inactive", "", ""),
 		"pause":              acc("", "", "already paused: nothing to do"),
 		"accepted":           acc("", "", "stored"),
 		"source":             paused,
@@ -312,7 +312,7 @@ func pausedCells() map[string]outcome {
 	}, "paused/Healthy", "v1")
 }
 
-func deletingCells() map[string]outcome {
+func deleteFailedCells() map[string]outcome {
 	del := refused(conflict409, beingDel, "", "")
 	return fill(map[string]outcome{
 		"create":             refused(conflict409, beingDel, "", "").decided(),
@@ -325,14 +325,14 @@ func deletingCells() map[string]outcome {
 		"labels":             del,
 		"phase":              del,
 		"put":                del,
-		"put-decommissioned": acc("", "", "as DELETE: already deleting, nothing new"),
-		"delete":             acc("", "", "already deleting: nothing new"),
-		"delete-force":       acc("gone", "none", "takes over: the refused GlobalRole is released and listed as an orphan"),
+		"put-decommissioned": acc("", "", "as DELETE"),
+		"delete":             acc("", "", "already decommissioned; the target still refuses: it stays Unhealthy"),
+		"delete-force":       acc("gone", "none", "the refused GlobalRole is released (finalizer stripped) and listed as an orphan").decided(),
 		"rollback":           noRollbk,
 		"supervisor-upgrade": outcome{Code: http.StatusOK, Msg: "not listed", Note: "being deleted: nothing of it to keep working", Decided: true},
 		"auto-upgrade":       del,
 		"auto-rollback":      del,
-		"reconcile":          acc("gone", "none", "the GlobalRole is gone: the deletion's retry finishes").code(http.StatusOK),
+		"reconcile":          acc("", "", "the target refuses that deletion too: nothing changes").code(http.StatusOK),
 		"rollout":            del,
-	}, "decommissioned/Busy", "only:GlobalRole")
+	}, "decommissioned/Unhealthy", "only:GlobalRole")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,17 +48,15 @@ func (m *modelRun) waitView(what string, ok func(view) bool) (view, error) {
 	return last, nil
 }
 
+// status waits for one of the statuses, its operation (if any) over.
 func (m *modelRun) status(want ...string) error {
 	_, err := m.waitView(strings.Join(want, "|"), func(v view) bool {
-		for _, s := range want {
-			if v.Status == s {
-				return true
-			}
-		}
-		return false
+		return slices.Contains(want, v.Status) && !running(v)
 	})
 	return err
 }
+
+func running(v view) bool { return v.Outcome == "Pending" || v.Outcome == "Running" }
 
 func (m *modelRun) create(source string) error {
 	r, err := call(m.w.box, http.MethodPost, "/v2/vcf-services", map[string]any{"source": source})
@@ -204,7 +203,7 @@ func (m *modelRun) reachActive() error {
 		if err := m.patch(`{"source":"`+m.s.v2+`"}`, http.StatusAccepted); err != nil {
 			return err
 		}
-		v, err := m.waitView("the upgrade to fail", func(v view) bool { return v.Outcome != "" && v.Outcome != "running" })
+		v, err := m.waitView("the upgrade to fail", func(v view) bool { return v.Outcome != "" && !running(v) })
 		if err == nil && v.Status != "Maintenance" {
 			err = fmt.Errorf("a partially failed upgrade ends %s (operation %s), not active/Maintenance", v.End(), v.Outcome)
 		}
@@ -215,15 +214,15 @@ func (m *modelRun) reachActive() error {
 		}
 		_, err := m.waitView("Unavailable", func(v view) bool { return v.Status == "Unavailable" })
 		return err
-	case "deleting":
+	case "delete-failed":
 		if err := m.inject(m.s.roleFault("delete", simulator.EffectFail, 0, 0)); err != nil {
 			return err
 		}
 		if r, err := call(m.w.box, http.MethodDelete, "/v2/vcf-services/"+m.s.id, nil); err != nil || r.Status != http.StatusAccepted {
 			return fmt.Errorf("DELETE: %v %v", r, err)
 		}
-		_, err := m.waitView("the deletion to retry", func(v view) bool {
-			return v.State == "decommissioned" && strings.Contains(v.OpMessage, "retrying")
+		_, err := m.waitView("the deletion to fail", func(v view) bool {
+			return v.State == "decommissioned" && v.Status == "Unhealthy" && !running(v)
 		})
 		return err
 	}
@@ -297,8 +296,8 @@ func (m *modelRun) actAutomatic(col string) (reply, error) {
 		return call(m.w.box, http.MethodPatch, base, `{"autoRollback":true,"source":"`+m.s.v2+`"}`)
 	case "reconcile":
 		err := m.w.sim.Delete(context.Background(), m.s.roleKey())
-		if errors.Is(err, target.ErrNotFound) {
-			err = nil
+		if errors.Is(err, target.ErrNotFound) || errors.Is(err, target.ErrRejected) {
+			err = nil // nothing to delete, or the target refuses (the delete-failed row)
 		}
 		return reply{Status: http.StatusOK}, err
 	case "rollout":

@@ -72,7 +72,7 @@ var modelRows = []modelRow{
 	{"upgrade-failed", "active", "Maintenance", "PATCH source whose new resource is refused by one Supervisor (a partial upgrade)", "partial"},
 	{"unavailable", "active", "Unavailable", "active, a Supervisor holding its resources does not answer", "v1"},
 	{"paused", "paused", "Healthy", "active and Healthy, then PATCH lifecycleState: paused", "v1"},
-	{"deleting", "decommissioned", "Busy", "DELETE while a target refuses to remove a resource (retrying)", "only:GlobalRole"},
+	{"delete-failed", "decommissioned", "Unhealthy", "DELETE whose removal of a resource the target refuses", "only:GlobalRole"},
 }
 
 var modelColumns = []modelColumn{

@@ -136,18 +136,10 @@ func settleCell(m *modelRun, want outcome, res *cellResult) error {
 		return matches(want, v, tg), nil
 	}
 	if *modelObserve {
-		time.Sleep(3 * time.Second) // let it move before judging it still
+		// Judge it still when two looks 2 s apart agree.
 		return until(30*time.Second, func() (bool, error) {
-			stable := 0
-			err := until(2*time.Second, func() (bool, error) {
-				ok, err := look()
-				if !ok {
-					return true, err
-				}
-				stable++
-				return false, nil
-			})
-			return stable >= 30, err
+			time.Sleep(2 * time.Second)
+			return look()
 		})
 	}
 	if err := until(60*time.Second, look); err != nil {
