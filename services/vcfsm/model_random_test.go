@@ -22,7 +22,7 @@ import (
 var (
 	modelSeed   = flag.Uint64("seed", 0, "TestModelRandom's seed (0: a new one, printed)")
 	modelSteps  = flag.Int("steps", 200, "TestModelRandom's number of steps")
-	modelBudget = flag.Duration("model-budget", 150*time.Second, "TestModelRandom stops starting steps after this long (0: no limit)")
+	modelBudget = flag.Duration("model-budget", 100*time.Second, "TestModelRandom stops starting steps after this long (0: no limit)")
 )
 
 // expected is what the model says one service looks like.
