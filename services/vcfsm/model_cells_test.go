@@ -202,20 +202,20 @@ func unhealthyCells() map[string]outcome {
 	cells["auto-upgrade"] = acc2("active/Unhealthy", "v2", "upgraded to the newest compatible registered version (an upgrade may fix it)")
 	cells["auto-rollback"] = acc("active/Unhealthy", "v1", "the upgrade fails on one Supervisor; rolled back to 1.0.0 (still unhealthy)")
 	cells["source"] = acc2("active/Unhealthy", "v2", "an upgrade may fix it: it runs (the GlobalRole stays unhealthy)")
-	cells["rollout"] = acc2("active/Unhealthy", "v2", "as PATCH source, in waves")
+	cells["rollout"] = acc("active/Maintenance", "partial", "the canary wave (us-west-1) moves but is not Healthy: the rollout holds before the rest").decided()
 	return cells
 }
 
 func upgradingCells() map[string]outcome {
 	busy := refused(conflict409, inProgress, "", "")
-	return fill(map[string]outcome{
+	cells := fill(map[string]outcome{
 		"create":             dupe,
 		"values":             busy.decided(),
 		"activate":           acc("", "", "already active: nothing to do"),
 		"deactivate":         busy,
 		"pause":              busy,
 		"accepted":           acc("", "", "stored"),
-		"source":             busy,
+		"source":             acc("", "", "the upgrade under way already goes there: nothing new"),
 		"labels":             acc("", "", "stored"),
 		"phase":              busy.decided(),
 		"put":                acc("", "", "nothing changed"),
@@ -227,8 +227,15 @@ func upgradingCells() map[string]outcome {
 		"auto-upgrade":       acc("", "", "already upgrading to the newest version"),
 		"auto-rollback":      acc("", "", "stored; the upgrade under way succeeds"),
 		"reconcile":          acc("", "", "restored once maintenance ends").code(http.StatusOK),
-		"rollout":            busy,
+		"rollout":            acc("", "", "the upgrade under way already goes there: nothing new"),
 	}, "active/Healthy", "v2")
+	for k, o := range cells {
+		if o.End != "gone" {
+			o.Version = "2.0.0"
+			cells[k] = o
+		}
+	}
+	return cells
 }
 
 func upgradeFailedCells() map[string]outcome {

@@ -56,7 +56,10 @@ func (m *modelRun) status(want ...string) error {
 	return err
 }
 
-func running(v view) bool { return v.Outcome == "Pending" || v.Outcome == "Running" }
+// running: the service's last operation has not ended.
+func running(v view) bool {
+	return !slices.Contains([]string{"Succeeded", "Failed", "RolledBack", "Stuck"}, v.Outcome)
+}
 
 func (m *modelRun) create(source string) error {
 	r, err := call(m.w.box, http.MethodPost, "/v2/vcf-services", map[string]any{"source": source})
@@ -127,7 +130,8 @@ func (m *modelRun) reach() error {
 		if err := m.create(m.s.v1); err != nil {
 			return err
 		}
-		return m.status("Busy")
+		_, err := m.waitView("registering", func(v view) bool { return v.Status == "Busy" })
+		return err
 	case "unresolved":
 		return m.unresolved()
 	case "ready":
@@ -195,7 +199,9 @@ func (m *modelRun) reachActive() error {
 		if err := m.patch(`{"source":"`+m.s.v2+`"}`, http.StatusAccepted); err != nil {
 			return err
 		}
-		return m.status("Maintenance")
+		// Held while its resources move: it points at 2.0.0 already.
+		_, err := m.waitView("maintenance", func(v view) bool { return v.Status == "Maintenance" && v.Version == "2.0.0" })
+		return err
 	case "upgrade-failed":
 		if err := m.inject(m.s.secretFault("model-extra", "apply", simulator.EffectFail)); err != nil {
 			return err
