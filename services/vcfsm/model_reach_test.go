@@ -225,7 +225,7 @@ func (m *modelRun) reachActive() error {
 			return err
 		}
 		if r, err := call(m.w.box, http.MethodDelete, "/v2/vcf-services/"+m.s.id, nil); err != nil || r.Status != http.StatusAccepted {
-			return fmt.Errorf("DELETE: %v %v", r, err)
+			return fmt.Errorf("DELETE: %v: %w", r, err)
 		}
 		_, err := m.waitView("the deletion to fail", func(v view) bool {
 			return v.State == "decommissioned" && v.Status == "Unhealthy" && !running(v)

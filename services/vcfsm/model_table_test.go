@@ -114,8 +114,6 @@ func (o outcome) decided() outcome { o.Decided = true; return o }
 
 func (o outcome) code(c int) outcome { o.Code = c; return o }
 
-func (o outcome) msg(m string) outcome { o.Msg = m; return o }
-
 // cellKey names a cell.
 func cellKey(row, col string) string { return row + "×" + col }
 

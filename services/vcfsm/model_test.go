@@ -138,7 +138,7 @@ func settleCell(m *modelRun, want outcome, res *cellResult) error {
 	if *modelObserve {
 		// Judge it still when two looks 2 s apart agree.
 		return until(30*time.Second, func() (bool, error) {
-			time.Sleep(2 * time.Second)
+			<-time.After(2 * time.Second)
 			return look()
 		})
 	}
@@ -149,9 +149,9 @@ func settleCell(m *modelRun, want outcome, res *cellResult) error {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		if ok, err := look(); !ok || err != nil {
-			return fmt.Errorf("matched, then moved to %s %s (%s): %v", res.end.End(), res.end.Version, res.targets, err)
+			return fmt.Errorf("matched, then moved to %s %s (%s): %w", res.end.End(), res.end.Version, res.targets, err)
 		}
-		time.Sleep(50 * time.Millisecond)
+		<-time.After(50 * time.Millisecond)
 	}
 	return nil
 }

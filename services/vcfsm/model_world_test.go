@@ -254,6 +254,6 @@ func until(timeout time.Duration, cond func() (bool, error)) error {
 			}
 			return err
 		}
-		time.Sleep(50 * time.Millisecond)
+		<-time.After(50 * time.Millisecond)
 	}
 }
