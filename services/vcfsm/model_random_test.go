@@ -97,14 +97,16 @@ var randomActions = []randomAction{
 	{"pause", func(e expected) bool { return e.exists && e.state == "active" },
 		func(r *randomRun, _ expected) (reply, error) { return r.patch(`{"lifecycleState":"paused"}`) }, http.StatusAccepted,
 		func(_ *randomRun, e expected) expected { e.state = "paused"; return e }},
-	{"upgrade", func(e expected) bool { return e.exists && e.version == "1.0.0" && e.state != "paused" },
+	{"upgrade", func(e expected) bool { return e.exists && e.version == "1.0.0" && e.state == "active" },
+		func(r *randomRun, _ expected) (reply, error) { return r.patch(`{"source":"` + r.s.v2 + `"}`) }, http.StatusAccepted,
+		func(_ *randomRun, e expected) expected { e.version, e.upgraded = "2.0.0", true; return e }},
+	{"upgrade while inactive", func(e expected) bool { return e.exists && e.version == "1.0.0" && e.state == "inactive" },
 		func(r *randomRun, _ expected) (reply, error) { return r.patch(`{"source":"` + r.s.v2 + `"}`) }, http.StatusAccepted,
 		func(_ *randomRun, e expected) expected {
-			e.version, e.upgraded = "2.0.0", true
-			if e.state == "inactive" {
-				// Like a fresh registration; activation needs acceptance.
-				e.statuses, e.accepted = statuses("Unresolved", "Ready"), false
-			}
+			// Like a fresh registration: nothing applied, and activation
+			// needs the new version's acceptance.
+			e.version, e.upgraded, e.accepted = "2.0.0", true, false
+			e.statuses = statuses("Unresolved", "Ready")
 			return e
 		}},
 	{"upgrade while paused", func(e expected) bool { return e.exists && e.version == "1.0.0" && e.state == "paused" },
