@@ -183,7 +183,7 @@ func TestModelRandom(t *testing.T) {
 	}()
 	rng := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	r := &randomRun{c: newCrashWorld(t, buildLifecycle(t), startPeers(t), "")}
-	r.s = newModelService(t, r.c.world)
+	r.s = newModelService(t, r.c.world, true)
 	start, ran := time.Now(), 0
 	for step := 0; step < *modelSteps; step++ {
 		if *modelBudget > 0 && time.Since(start) > *modelBudget {

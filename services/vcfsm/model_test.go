@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -94,7 +95,7 @@ func selectedCell(row, col string) bool {
 
 func driveCell(t testing.TB, w *world, r modelRow, col string, want outcome) *cellResult {
 	res := &cellResult{}
-	m := &modelRun{w: w, s: newModelService(t, w), row: r, open: make(chan struct{})}
+	m := &modelRun{w: w, s: newModelService(t, w, needsV2(r.Key, col)), row: r, open: make(chan struct{})}
 	defer func() {
 		select {
 		case <-m.open:
@@ -114,6 +115,12 @@ func driveCell(t testing.TB, w *world, r modelRow, col string, want outcome) *ce
 	}
 	res.settleErr = settleCell(m, want, res)
 	return res
+}
+
+// needsV2: the cells that upgrade, or whose row did.
+func needsV2(row, col string) bool {
+	return slices.Contains([]string{"upgrading", "upgrade-failed"}, row) ||
+		slices.Contains([]string{"source", "auto-upgrade", "auto-rollback", "rollout"}, col)
 }
 
 // settleCell waits until the service matches want and holds it for a second;

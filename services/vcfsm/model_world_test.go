@@ -70,13 +70,17 @@ type modelService struct {
 
 var modelSeq atomic.Int64
 
-// newModelService publishes 1.0.0 and 2.0.0 of a fresh package.
-func newModelService(t testing.TB, w *world) *modelService {
+// newModelService publishes 1.0.0 of a fresh package, and 2.0.0 when the
+// test needs it (publishing is most of a cell's work).
+func newModelService(t testing.TB, w *world, withV2 bool) *modelService {
 	n := modelSeq.Add(1)
 	s := &modelService{name: fmt.Sprintf("m%d.model.example", n), role: fmt.Sprintf("Model %d Administrator", n)}
 	s.namespace = "svc-" + strings.ReplaceAll(s.name, ".", "-")
 	s.v1, s.v1Tar = publishModel(t, w, s, "1.0.0")
-	s.v2, _ = publishModel(t, w, s, "2.0.0")
+	s.v2 = "https://v2.not.published.example/never.tar"
+	if withV2 {
+		s.v2, _ = publishModel(t, w, s, "2.0.0")
+	}
 	return s
 }
 
