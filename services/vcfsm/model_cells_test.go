@@ -295,7 +295,7 @@ func unavailableCells() map[string]outcome {
 }
 
 func pausedCells() map[string]outcome {
-	paused := refused(conflict409, isPaused, "", "")
+	paused := refused(conflict409, isPaused, "", "").decided()
 	return fill(map[string]outcome{
 		"create":             dupe,
 		"values":             acc("", "", "stored; applied when it resumes").decided(),

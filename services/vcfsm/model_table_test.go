@@ -121,6 +121,11 @@ func cellKey(row, col string) string { return row + "×" + col }
 // one table per row (state), one line per action.
 func docTable() string {
 	var b strings.Builder
+	b.WriteString("### The actions\n\n| action | what the test sends |\n| --- | --- |\n")
+	for _, c := range modelColumns {
+		fmt.Fprintf(&b, "| %s | %s |\n", c.Doc, c.Request)
+	}
+	b.WriteString("\n")
 	for _, r := range modelRows {
 		fmt.Fprintf(&b, "### %s / %s (`%s`)\n\n", r.State, r.Status, r.Key)
 		fmt.Fprintf(&b, "Reached: %s. On its targets: %s.\n\n", r.Via, targetsDoc(r.Targets))
