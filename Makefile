@@ -18,16 +18,27 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: vuln test-debs chromium console-screenshots images compose-up compose-down e2e-compose kube-test-bins kapp-controller-bins kapp-manifests run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: test-model vuln test-debs chromium console-screenshots images compose-up compose-down e2e-compose kube-test-bins kapp-controller-bins kapp-manifests run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
 run:
 	go run ./services/vcfsm/cmd/vcfsm $(ARGS)
 
-## docs: regenerate docs/configuration.md from every binary's flag set
+## docs: regenerate docs/configuration.md from every binary's flag set and
+## docs/lifecycle-semantics.md's tables from the model test's table
 docs:
-	cd services/vcfsm && go test -count=1 -run TestConfigurationDoc -update-docs .
+	cd services/vcfsm && go test -count=1 -run 'TestConfigurationDoc|TestSemanticsDoc' -update-docs .
+
+## test-model: the randomized model test, longer: every seed of SEEDS (new
+## random seeds when empty) for STEPS steps, without a time budget
+SEEDS ?=
+STEPS ?= 1000
+test-model:
+	@set -e; cd services/vcfsm; log=$$(mktemp); trap 'rm -f $$log' EXIT; \
+	for s in $(or $(SEEDS),0 0 0); do \
+		if go test -count=1 -timeout 60m -run 'TestModelRandom$$' -v -seed $$s -steps $(STEPS) -model-budget 0 . >$$log 2>&1; \
+		then grep 'steps ran clean' $$log; else tail -n 80 $$log; exit 1; fi; done
 
 ## build: build every binary into bin/ (vcfctl reports VERSION)
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)

@@ -49,6 +49,9 @@ func (r *Runner) Create(ctx context.Context, req CreateRequest) (*lifecycle.Serv
 	if err := refuseRegistered(ctx, &r.d, req); err != nil {
 		return nil, err
 	}
+	if err := refuseInFlight(ctx, &r.d, req); err != nil {
+		return nil, err
+	}
 	now := r.d.Now()
 	svc := &lifecycle.Service{
 		ID:             lifecycle.IDPrefix + uuid.NewString(),

@@ -13,7 +13,7 @@ import (
 // Delete starts deletion: phase Deleting, status Busy, lifecycle state
 // decommissioned. With force, target cleanup failures are recorded as
 // orphans instead of blocking. A force delete may take over a running
-// (non-forced) deletion.
+// (non-forced) deletion, and starts again one that failed or got stuck.
 func (r *Runner) Delete(ctx context.Context, id string, force bool, by string) (*lifecycle.Service, error) {
 	var op *lifecycle.Operation
 	var takeover string
@@ -24,12 +24,16 @@ func (r *Runner) Delete(ctx context.Context, id string, force bool, by string) (
 				return nil // deleting twice is idempotent
 			}
 			running, err := tx.Operation(svc.ID, svc.ActiveOperation)
-			if err == nil && running.Type == lifecycle.OpDelete && !running.Params.Force {
+			live := err == nil && !running.Done() && running.Outcome != lifecycle.OutcomeStuck
+			if live && running.Type == lifecycle.OpDelete && !running.Params.Force {
 				running.Params.Force = true
 				takeover = running.ID
 				return tx.PutOperation(running)
 			}
-			return nil
+			if live {
+				return nil // a forced deletion is already running
+			}
+			// The deletion failed or got stuck: force starts it again.
 		}
 		if svc.ActiveOperation != "" && !force {
 			return fmt.Errorf("service %s: a %s operation is in progress; wait, or delete with forceDelete=true: %w", id, svc.Progress.TypeOr("previous"), lifecycle.ErrConflict)

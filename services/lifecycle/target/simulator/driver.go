@@ -56,6 +56,9 @@ func (s *Simulator) Apply(ctx context.Context, d target.Desired) (target.Object,
 		if err := faultError(f, "apply", d.Key); err != nil {
 			return target.Object{}, err
 		}
+		if err := hang(ctx, f); err != nil {
+			return target.Object{}, err
+		}
 	}
 	var out target.Object
 	// Batch: the controllers apply thousands of objects from parallel

@@ -1,8 +1,10 @@
 package simulator
 
 import (
+	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -13,6 +15,10 @@ const (
 	EffectSlow        = "slow"        // the resource stays Busy for Delay
 	EffectUnhealthy   = "unhealthy"   // the resource reports Unhealthy
 	EffectUnreachable = "unreachable" // the operation returns target.ErrUnreachable
+	// EffectHang holds the call for Delay (or until its context ends)
+	// before it acts: a target that answers slowly, so an operation stays
+	// in its step (the model test holds an upgrade in maintenance so).
+	EffectHang = "hang"
 )
 
 // Fault makes matching operations misbehave. Empty or "*" fields match
@@ -38,9 +44,9 @@ type Fault struct {
 
 func (f Fault) validate() error {
 	switch f.Effect {
-	case EffectFail, EffectSlow, EffectUnhealthy, EffectUnreachable:
+	case EffectFail, EffectSlow, EffectUnhealthy, EffectUnreachable, EffectHang:
 	default:
-		return fmt.Errorf("effect %q: want fail, slow, unhealthy or unreachable", f.Effect)
+		return fmt.Errorf("effect %q: want fail, slow, unhealthy, unreachable or hang", f.Effect)
 	}
 	switch f.Op {
 	case "", "*", "apply", "delete", "release", "stage", "transfer", "get":
@@ -108,6 +114,19 @@ func (s *Simulator) fault(op string, k target.Key, version string) *Fault {
 		return &out
 	}
 	return nil
+}
+
+// hang holds a call for a hang fault's delay, or until ctx ends.
+func hang(ctx context.Context, f *Fault) error {
+	if f == nil || f.Effect != EffectHang {
+		return nil
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Duration(f.Delay)):
+		return nil
+	}
 }
 
 func faultError(f *Fault, op string, k target.Key) error {

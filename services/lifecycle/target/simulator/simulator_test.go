@@ -104,6 +104,20 @@ func TestFaults(t *testing.T) {
 			require.Equal(t, target.StatusUnhealthy, obj.Status, "version 2 does, every time")
 		}
 	})
+	t.Run("hang holds the call, then it acts", func(t *testing.T) {
+		s := open(t, nil, nil)
+		require.NoError(t, s.InjectFault(Fault{Op: "apply", Effect: EffectHang, Delay: Duration(300 * time.Millisecond), Times: 1}))
+		start := time.Now()
+		obj, err := s.Apply(ctx, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: owner})
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond, "the call was held")
+		require.Equal(t, target.StatusHealthy, obj.Status, "then it acted")
+		short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+		defer cancel()
+		require.NoError(t, s.InjectFault(Fault{Op: "apply", Effect: EffectHang, Delay: Duration(time.Hour)}))
+		_, err = s.Apply(short, target.Desired{Key: svcKey, Spec: map[string]any{}, Owner: owner})
+		require.ErrorIs(t, err, context.DeadlineExceeded, "a held call ends with its context")
+	})
 	t.Run("bad fault", func(t *testing.T) {
 		s := open(t, nil, nil)
 		require.Error(t, s.InjectFault(Fault{Effect: "explode"}))
