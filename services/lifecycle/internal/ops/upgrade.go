@@ -120,6 +120,9 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	if _, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b); err != nil {
 		return err
 	}
+	if err := verifyLive(d, svc, v, b); err != nil {
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
+	}
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
 	return d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := putCatalog(tx, &lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest,
@@ -218,8 +221,12 @@ func upgradePrechecks(ctx context.Context, d *Deps, r *run, u *upgradeVersions) 
 }
 
 // upgradeMaintenance freezes the service and keeps the version it leaves
-// for a rollback.
+// for a rollback. The new version's signatures are verified again first:
+// the trusted keys may have changed since the download (a restart).
 func upgradeMaintenance(ctx context.Context, d *Deps, _ *run, u *upgradeVersions) error {
+	if err := verifyLive(d, u.svc, u.to, u.nb); err != nil {
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
+	}
 	_, err := d.Writer.Mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if s.Version != u.to {
 			s.PreviousVersion = &lifecycle.VersionRef{Version: s.Version, Digest: s.Digest, Source: s.Source, Values: s.Values}
