@@ -62,15 +62,17 @@ func (w *world) ops(t testing.TB, id string) []opView {
 	return h.Operations
 }
 
-// waitOp waits until an operation of type typ to version to has ended.
+// waitOp waits until the service's latest operation of type typ is the
+// one to version to, and has ended.
 func (w *world) waitOp(t testing.TB, id, typ, to string) opView {
 	t.Helper()
 	var found opView
 	poll(t, fmt.Sprintf("the %s to %s to end", typ, to), 90*time.Second, func() bool {
-		for _, op := range w.ops(t, id) {
-			if op.Type == typ && op.ToVersion == to && op.Outcome != "" && op.Outcome != "Running" {
+		ops := w.ops(t, id)
+		for i := len(ops) - 1; i >= 0; i-- {
+			if op := ops[i]; op.Type == typ {
 				found = op
-				return true
+				return op.ToVersion == to && op.Outcome != "" && op.Outcome != "Running"
 			}
 		}
 		return false
@@ -188,7 +190,9 @@ func TestSignaturesVerifiedOnRollback(t *testing.T) {
 			keep := func(cfg *app.Config) { cfg.Lifecycle.DataDir = dir; cfg.Lifecycle.SignatureKeys = c.firstKeys }
 			w := newWorld(t, keep)
 			id := w.installed(t, w.publishOCI(t, sameTerms("1.0.0"), c.signV1))
-			patch(t, w, id, `{"source":"`+w.publishOCI(t, sameTerms("2.0.0"), byVendor)+`"}`, http.StatusAccepted)
+			// The signature set changes (signed by another key): the
+			// upgrade accepts it.
+			patch(t, w, id, `{"source":"`+w.publishOCI(t, sameTerms("2.0.0"), byVendor)+`","accepted":{"eula":true,"signatures":true,"accessGrants":`+string(w.grants(t, id))+`}}`, http.StatusAccepted)
 			require.Equal(t, "Succeeded", w.waitOp(t, id, "upgrade", "2.0.0").Outcome)
 			w.waitStatus(t, id, "Healthy")
 

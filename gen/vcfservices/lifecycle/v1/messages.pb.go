@@ -925,6 +925,242 @@ func (x *ResourceInfo) GetFinalizers() []string {
 	return nil
 }
 
+// Override asks that, for the one operation the request starts, the
+// ERROR results of the compatibility check and of the pre-check hook do
+// not block it. Administrators only; signature failures are never
+// overridden.
+type Override struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Why; required, recorded with the operation.
+	Reason        string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Override) Reset() {
+	*x = Override{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Override) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Override) ProtoMessage() {}
+
+func (x *Override) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Override.ProtoReflect.Descriptor instead.
+func (*Override) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Override) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// OverrideRecord is an override as recorded in history and state.
+type OverrideRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Who overrode (the administrator's principal).
+	Principal string `protobuf:"bytes,1,opt,name=principal,proto3" json:"principal,omitempty"`
+	Reason    string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// RFC 3339.
+	At string `protobuf:"bytes,3,opt,name=at,proto3" json:"at,omitempty"`
+	// The ERROR results it let through, as the checks reported them.
+	Results       []*v1.CheckResult `protobuf:"bytes,4,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OverrideRecord) Reset() {
+	*x = OverrideRecord{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OverrideRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OverrideRecord) ProtoMessage() {}
+
+func (x *OverrideRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OverrideRecord.ProtoReflect.Descriptor instead.
+func (*OverrideRecord) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *OverrideRecord) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
+func (x *OverrideRecord) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *OverrideRecord) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *OverrideRecord) GetResults() []*v1.CheckResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// AccessGrantsDiff is how one set of access grants differs from another.
+type AccessGrantsDiff struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Added         []*AccessGrantValue    `protobuf:"bytes,1,rep,name=added,proto3" json:"added,omitempty"`
+	Removed       []*AccessGrantValue    `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccessGrantsDiff) Reset() {
+	*x = AccessGrantsDiff{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccessGrantsDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccessGrantsDiff) ProtoMessage() {}
+
+func (x *AccessGrantsDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccessGrantsDiff.ProtoReflect.Descriptor instead.
+func (*AccessGrantsDiff) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AccessGrantsDiff) GetAdded() []*AccessGrantValue {
+	if x != nil {
+		return x.Added
+	}
+	return nil
+}
+
+func (x *AccessGrantsDiff) GetRemoved() []*AccessGrantValue {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
+// AccessGrantValue is one value of an access grant (api.md AccessGrants:
+// category, key, value).
+type AccessGrantValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Category      string                 `protobuf:"bytes,1,opt,name=category,proto3" json:"category,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Value         string                 `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccessGrantValue) Reset() {
+	*x = AccessGrantValue{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccessGrantValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccessGrantValue) ProtoMessage() {}
+
+func (x *AccessGrantValue) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccessGrantValue.ProtoReflect.Descriptor instead.
+func (*AccessGrantValue) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AccessGrantValue) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *AccessGrantValue) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *AccessGrantValue) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // ErrorDetail is one structured error of the service.
 type ErrorDetail struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -939,7 +1175,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[9]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -951,7 +1187,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[9]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -964,7 +1200,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{9}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ErrorDetail) GetType() string {
@@ -1001,14 +1237,16 @@ type OperationProgress struct {
 	Percent int32 `protobuf:"varint,5,opt,name=percent,proto3" json:"percent,omitempty"`
 	// Succeeded, Failed, RolledBack or Stuck once the operation ended; empty
 	// while it runs.
-	Outcome       string `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Outcome string `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// The administrator's override of the operation's check ERRORs.
+	Override      *OverrideRecord `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OperationProgress) Reset() {
 	*x = OperationProgress{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[10]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1258,7 @@ func (x *OperationProgress) String() string {
 func (*OperationProgress) ProtoMessage() {}
 
 func (x *OperationProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[10]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1271,7 @@ func (x *OperationProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperationProgress.ProtoReflect.Descriptor instead.
 func (*OperationProgress) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{10}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OperationProgress) GetId() string {
@@ -1078,6 +1316,13 @@ func (x *OperationProgress) GetOutcome() string {
 	return ""
 }
 
+func (x *OperationProgress) GetOverride() *OverrideRecord {
+	if x != nil {
+		return x.Override
+	}
+	return nil
+}
+
 // Operation is one recorded operation of the service's history.
 type Operation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1088,18 +1333,20 @@ type Operation struct {
 	FromVersion string `protobuf:"bytes,3,opt,name=from_version,json=fromVersion,proto3" json:"from_version,omitempty"`
 	ToVersion   string `protobuf:"bytes,4,opt,name=to_version,json=toVersion,proto3" json:"to_version,omitempty"`
 	// Running, Succeeded, Failed, RolledBack, Stuck.
-	Outcome       string           `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
-	RequestedBy   string           `protobuf:"bytes,6,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
-	StartedAt     string           `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
-	FinishedAt    string           `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
-	Steps         []*OperationStep `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	Outcome     string           `protobuf:"bytes,5,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	RequestedBy string           `protobuf:"bytes,6,opt,name=requested_by,json=requestedBy,proto3" json:"requested_by,omitempty"`
+	StartedAt   string           `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
+	FinishedAt  string           `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
+	Steps       []*OperationStep `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	// The administrator's override of this operation's check ERRORs.
+	Override      *OverrideRecord `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Operation) Reset() {
 	*x = Operation{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[11]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1111,7 +1358,7 @@ func (x *Operation) String() string {
 func (*Operation) ProtoMessage() {}
 
 func (x *Operation) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[11]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1124,7 +1371,7 @@ func (x *Operation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Operation.ProtoReflect.Descriptor instead.
 func (*Operation) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{11}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Operation) GetId() string {
@@ -1190,6 +1437,13 @@ func (x *Operation) GetSteps() []*OperationStep {
 	return nil
 }
 
+func (x *Operation) GetOverride() *OverrideRecord {
+	if x != nil {
+		return x.Override
+	}
+	return nil
+}
+
 // OperationStep is one recorded step of an operation.
 type OperationStep struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1205,7 +1459,7 @@ type OperationStep struct {
 
 func (x *OperationStep) Reset() {
 	*x = OperationStep{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[12]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1471,7 @@ func (x *OperationStep) String() string {
 func (*OperationStep) ProtoMessage() {}
 
 func (x *OperationStep) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[12]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1484,7 @@ func (x *OperationStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperationStep.ProtoReflect.Descriptor instead.
 func (*OperationStep) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{12}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OperationStep) GetName() string {
@@ -1287,13 +1541,16 @@ type ServiceUpdate struct {
 	// Roll the upgrade (source) out in waves.
 	Rollout         *RolloutRequest `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	RolloutStrategy string          `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Administrators only: the ERROR results of this upgrade's compatibility
+	// check and pre-check hook do not block it.
+	Override      *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServiceUpdate) Reset() {
 	*x = ServiceUpdate{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1305,7 +1562,7 @@ func (x *ServiceUpdate) String() string {
 func (*ServiceUpdate) ProtoMessage() {}
 
 func (x *ServiceUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1318,7 +1575,7 @@ func (x *ServiceUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceUpdate.ProtoReflect.Descriptor instead.
 func (*ServiceUpdate) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{13}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ServiceUpdate) GetId() string {
@@ -1419,6 +1676,13 @@ func (x *ServiceUpdate) GetRolloutStrategy() string {
 	return ""
 }
 
+func (x *ServiceUpdate) GetOverride() *Override {
+	if x != nil {
+		return x.Override
+	}
+	return nil
+}
+
 // ServicePatch is the body of PATCH (api.md `PatchServiceRequest`); only the
 // fields named in the update mask change.
 type ServicePatch struct {
@@ -1439,13 +1703,16 @@ type ServicePatch struct {
 	Rollout *RolloutRequest `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	// The provider strategy this service's upgrades use ("" : the default).
 	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Administrators only: the ERROR results of this upgrade's compatibility
+	// check and pre-check hook do not block it.
+	Override      *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServicePatch) Reset() {
 	*x = ServicePatch{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +1724,7 @@ func (x *ServicePatch) String() string {
 func (*ServicePatch) ProtoMessage() {}
 
 func (x *ServicePatch) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +1737,7 @@ func (x *ServicePatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePatch.ProtoReflect.Descriptor instead.
 func (*ServicePatch) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{14}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ServicePatch) GetValues() *OverlayValues {
@@ -1571,6 +1838,13 @@ func (x *ServicePatch) GetRolloutStrategy() string {
 	return ""
 }
 
+func (x *ServicePatch) GetOverride() *Override {
+	if x != nil {
+		return x.Override
+	}
+	return nil
+}
+
 // CreateServiceRequest is api.md's CreateServiceRequest.
 type CreateServiceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1589,7 +1863,7 @@ type CreateServiceRequest struct {
 
 func (x *CreateServiceRequest) Reset() {
 	*x = CreateServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[15]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1601,7 +1875,7 @@ func (x *CreateServiceRequest) String() string {
 func (*CreateServiceRequest) ProtoMessage() {}
 
 func (x *CreateServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[15]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1614,7 +1888,7 @@ func (x *CreateServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateServiceRequest.ProtoReflect.Descriptor instead.
 func (*CreateServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{15}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateServiceRequest) GetSource() string {
@@ -1683,7 +1957,7 @@ type CreateServiceResponse struct {
 
 func (x *CreateServiceResponse) Reset() {
 	*x = CreateServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[16]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1695,7 +1969,7 @@ func (x *CreateServiceResponse) String() string {
 func (*CreateServiceResponse) ProtoMessage() {}
 
 func (x *CreateServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[16]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1708,7 +1982,7 @@ func (x *CreateServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateServiceResponse.ProtoReflect.Descriptor instead.
 func (*CreateServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{16}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateServiceResponse) GetService() *VcfService {
@@ -1740,7 +2014,7 @@ type ListServicesRequest struct {
 
 func (x *ListServicesRequest) Reset() {
 	*x = ListServicesRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1752,7 +2026,7 @@ func (x *ListServicesRequest) String() string {
 func (*ListServicesRequest) ProtoMessage() {}
 
 func (x *ListServicesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1765,7 +2039,7 @@ func (x *ListServicesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServicesRequest.ProtoReflect.Descriptor instead.
 func (*ListServicesRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{17}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListServicesRequest) GetPage() int32 {
@@ -1852,7 +2126,7 @@ type ListServicesResponse struct {
 
 func (x *ListServicesResponse) Reset() {
 	*x = ListServicesResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1864,7 +2138,7 @@ func (x *ListServicesResponse) String() string {
 func (*ListServicesResponse) ProtoMessage() {}
 
 func (x *ListServicesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1877,7 +2151,7 @@ func (x *ListServicesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServicesResponse.ProtoReflect.Descriptor instead.
 func (*ListServicesResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{18}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListServicesResponse) GetResultTotal() int32 {
@@ -1930,7 +2204,7 @@ type GetServiceRequest struct {
 
 func (x *GetServiceRequest) Reset() {
 	*x = GetServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[19]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1942,7 +2216,7 @@ func (x *GetServiceRequest) String() string {
 func (*GetServiceRequest) ProtoMessage() {}
 
 func (x *GetServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[19]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1955,7 +2229,7 @@ func (x *GetServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceRequest.ProtoReflect.Descriptor instead.
 func (*GetServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{19}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetServiceRequest) GetId() string {
@@ -2010,7 +2284,7 @@ type GetServiceResponse struct {
 
 func (x *GetServiceResponse) Reset() {
 	*x = GetServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[20]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2022,7 +2296,7 @@ func (x *GetServiceResponse) String() string {
 func (*GetServiceResponse) ProtoMessage() {}
 
 func (x *GetServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[20]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2035,7 +2309,7 @@ func (x *GetServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceResponse.ProtoReflect.Descriptor instead.
 func (*GetServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{20}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetServiceResponse) GetService() *VcfService {
@@ -2057,7 +2331,7 @@ type UpdateServiceRequest struct {
 
 func (x *UpdateServiceRequest) Reset() {
 	*x = UpdateServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2069,7 +2343,7 @@ func (x *UpdateServiceRequest) String() string {
 func (*UpdateServiceRequest) ProtoMessage() {}
 
 func (x *UpdateServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2082,7 +2356,7 @@ func (x *UpdateServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateServiceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{21}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateServiceRequest) GetId() string {
@@ -2116,7 +2390,7 @@ type UpdateServiceResponse struct {
 
 func (x *UpdateServiceResponse) Reset() {
 	*x = UpdateServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[22]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2128,7 +2402,7 @@ func (x *UpdateServiceResponse) String() string {
 func (*UpdateServiceResponse) ProtoMessage() {}
 
 func (x *UpdateServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[22]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2141,7 +2415,7 @@ func (x *UpdateServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateServiceResponse.ProtoReflect.Descriptor instead.
 func (*UpdateServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{22}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateServiceResponse) GetService() *VcfService {
@@ -2165,7 +2439,7 @@ type PatchServiceRequest struct {
 
 func (x *PatchServiceRequest) Reset() {
 	*x = PatchServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[23]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2177,7 +2451,7 @@ func (x *PatchServiceRequest) String() string {
 func (*PatchServiceRequest) ProtoMessage() {}
 
 func (x *PatchServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[23]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2190,7 +2464,7 @@ func (x *PatchServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchServiceRequest.ProtoReflect.Descriptor instead.
 func (*PatchServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{23}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PatchServiceRequest) GetId() string {
@@ -2231,7 +2505,7 @@ type PatchServiceResponse struct {
 
 func (x *PatchServiceResponse) Reset() {
 	*x = PatchServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[24]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2243,7 +2517,7 @@ func (x *PatchServiceResponse) String() string {
 func (*PatchServiceResponse) ProtoMessage() {}
 
 func (x *PatchServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[24]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2256,7 +2530,7 @@ func (x *PatchServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchServiceResponse.ProtoReflect.Descriptor instead.
 func (*PatchServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{24}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PatchServiceResponse) GetService() *VcfService {
@@ -2277,7 +2551,7 @@ type DeleteServiceRequest struct {
 
 func (x *DeleteServiceRequest) Reset() {
 	*x = DeleteServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[25]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2289,7 +2563,7 @@ func (x *DeleteServiceRequest) String() string {
 func (*DeleteServiceRequest) ProtoMessage() {}
 
 func (x *DeleteServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[25]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2302,7 +2576,7 @@ func (x *DeleteServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteServiceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{25}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeleteServiceRequest) GetId() string {
@@ -2329,7 +2603,7 @@ type DeleteServiceResponse struct {
 
 func (x *DeleteServiceResponse) Reset() {
 	*x = DeleteServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[26]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2341,7 +2615,7 @@ func (x *DeleteServiceResponse) String() string {
 func (*DeleteServiceResponse) ProtoMessage() {}
 
 func (x *DeleteServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[26]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2354,7 +2628,7 @@ func (x *DeleteServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteServiceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{26}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteServiceResponse) GetService() *VcfService {
@@ -2374,7 +2648,7 @@ type GetServiceStateRequest struct {
 
 func (x *GetServiceStateRequest) Reset() {
 	*x = GetServiceStateRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[27]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2386,7 +2660,7 @@ func (x *GetServiceStateRequest) String() string {
 func (*GetServiceStateRequest) ProtoMessage() {}
 
 func (x *GetServiceStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[27]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2399,7 +2673,7 @@ func (x *GetServiceStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceStateRequest.ProtoReflect.Descriptor instead.
 func (*GetServiceStateRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{27}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetServiceStateRequest) GetId() string {
@@ -2419,7 +2693,7 @@ type GetServiceStateResponse struct {
 
 func (x *GetServiceStateResponse) Reset() {
 	*x = GetServiceStateResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[28]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2431,7 +2705,7 @@ func (x *GetServiceStateResponse) String() string {
 func (*GetServiceStateResponse) ProtoMessage() {}
 
 func (x *GetServiceStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[28]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2444,7 +2718,7 @@ func (x *GetServiceStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceStateResponse.ProtoReflect.Descriptor instead.
 func (*GetServiceStateResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{28}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetServiceStateResponse) GetState() *State {
@@ -2464,7 +2738,7 @@ type GetServiceInventoryRequest struct {
 
 func (x *GetServiceInventoryRequest) Reset() {
 	*x = GetServiceInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[29]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2476,7 +2750,7 @@ func (x *GetServiceInventoryRequest) String() string {
 func (*GetServiceInventoryRequest) ProtoMessage() {}
 
 func (x *GetServiceInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[29]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2489,7 +2763,7 @@ func (x *GetServiceInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceInventoryRequest.ProtoReflect.Descriptor instead.
 func (*GetServiceInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{29}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetServiceInventoryRequest) GetId() string {
@@ -2509,7 +2783,7 @@ type GetServiceInventoryResponse struct {
 
 func (x *GetServiceInventoryResponse) Reset() {
 	*x = GetServiceInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[30]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2521,7 +2795,7 @@ func (x *GetServiceInventoryResponse) String() string {
 func (*GetServiceInventoryResponse) ProtoMessage() {}
 
 func (x *GetServiceInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[30]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2534,7 +2808,7 @@ func (x *GetServiceInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceInventoryResponse.ProtoReflect.Descriptor instead.
 func (*GetServiceInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{30}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetServiceInventoryResponse) GetInventory() *v1.Inventory {
@@ -2554,7 +2828,7 @@ type GetServiceMetadataRequest struct {
 
 func (x *GetServiceMetadataRequest) Reset() {
 	*x = GetServiceMetadataRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[31]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2566,7 +2840,7 @@ func (x *GetServiceMetadataRequest) String() string {
 func (*GetServiceMetadataRequest) ProtoMessage() {}
 
 func (x *GetServiceMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[31]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2579,7 +2853,7 @@ func (x *GetServiceMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceMetadataRequest.ProtoReflect.Descriptor instead.
 func (*GetServiceMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{31}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetServiceMetadataRequest) GetId() string {
@@ -2599,7 +2873,7 @@ type GetServiceMetadataResponse struct {
 
 func (x *GetServiceMetadataResponse) Reset() {
 	*x = GetServiceMetadataResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[32]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2611,7 +2885,7 @@ func (x *GetServiceMetadataResponse) String() string {
 func (*GetServiceMetadataResponse) ProtoMessage() {}
 
 func (x *GetServiceMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[32]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2624,7 +2898,7 @@ func (x *GetServiceMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceMetadataResponse.ProtoReflect.Descriptor instead.
 func (*GetServiceMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{32}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetServiceMetadataResponse) GetMetadata() *structpb.Struct {
@@ -2644,7 +2918,7 @@ type GetServicePackageRequest struct {
 
 func (x *GetServicePackageRequest) Reset() {
 	*x = GetServicePackageRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[33]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2656,7 +2930,7 @@ func (x *GetServicePackageRequest) String() string {
 func (*GetServicePackageRequest) ProtoMessage() {}
 
 func (x *GetServicePackageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[33]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2669,7 +2943,7 @@ func (x *GetServicePackageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServicePackageRequest.ProtoReflect.Descriptor instead.
 func (*GetServicePackageRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{33}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetServicePackageRequest) GetId() string {
@@ -2689,7 +2963,7 @@ type GetServicePackageResponse struct {
 
 func (x *GetServicePackageResponse) Reset() {
 	*x = GetServicePackageResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[34]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2701,7 +2975,7 @@ func (x *GetServicePackageResponse) String() string {
 func (*GetServicePackageResponse) ProtoMessage() {}
 
 func (x *GetServicePackageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[34]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2714,7 +2988,7 @@ func (x *GetServicePackageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServicePackageResponse.ProtoReflect.Descriptor instead.
 func (*GetServicePackageResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{34}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetServicePackageResponse) GetPackage() *v1.YamlDocument {
@@ -2737,7 +3011,7 @@ type RenderEffectiveValuesRequest struct {
 
 func (x *RenderEffectiveValuesRequest) Reset() {
 	*x = RenderEffectiveValuesRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[35]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2749,7 +3023,7 @@ func (x *RenderEffectiveValuesRequest) String() string {
 func (*RenderEffectiveValuesRequest) ProtoMessage() {}
 
 func (x *RenderEffectiveValuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[35]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2762,7 +3036,7 @@ func (x *RenderEffectiveValuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderEffectiveValuesRequest.ProtoReflect.Descriptor instead.
 func (*RenderEffectiveValuesRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{35}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RenderEffectiveValuesRequest) GetId() string {
@@ -2796,7 +3070,7 @@ type RenderEffectiveValuesResponse struct {
 
 func (x *RenderEffectiveValuesResponse) Reset() {
 	*x = RenderEffectiveValuesResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[36]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2808,7 +3082,7 @@ func (x *RenderEffectiveValuesResponse) String() string {
 func (*RenderEffectiveValuesResponse) ProtoMessage() {}
 
 func (x *RenderEffectiveValuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[36]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2821,7 +3095,7 @@ func (x *RenderEffectiveValuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderEffectiveValuesResponse.ProtoReflect.Descriptor instead.
 func (*RenderEffectiveValuesResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{36}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RenderEffectiveValuesResponse) GetEffectiveValues() *v1.YamlDocument {
@@ -2843,7 +3117,7 @@ type RenderValueProvenanceRequest struct {
 
 func (x *RenderValueProvenanceRequest) Reset() {
 	*x = RenderValueProvenanceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[37]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2855,7 +3129,7 @@ func (x *RenderValueProvenanceRequest) String() string {
 func (*RenderValueProvenanceRequest) ProtoMessage() {}
 
 func (x *RenderValueProvenanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[37]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2868,7 +3142,7 @@ func (x *RenderValueProvenanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderValueProvenanceRequest.ProtoReflect.Descriptor instead.
 func (*RenderValueProvenanceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{37}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RenderValueProvenanceRequest) GetId() string {
@@ -2902,7 +3176,7 @@ type RenderValueProvenanceResponse struct {
 
 func (x *RenderValueProvenanceResponse) Reset() {
 	*x = RenderValueProvenanceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[38]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2914,7 +3188,7 @@ func (x *RenderValueProvenanceResponse) String() string {
 func (*RenderValueProvenanceResponse) ProtoMessage() {}
 
 func (x *RenderValueProvenanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[38]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2927,7 +3201,7 @@ func (x *RenderValueProvenanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderValueProvenanceResponse.ProtoReflect.Descriptor instead.
 func (*RenderValueProvenanceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{38}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RenderValueProvenanceResponse) GetEntries() []*ValueProvenance {
@@ -2952,7 +3226,7 @@ type ValueProvenance struct {
 
 func (x *ValueProvenance) Reset() {
 	*x = ValueProvenance{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[39]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2964,7 +3238,7 @@ func (x *ValueProvenance) String() string {
 func (*ValueProvenance) ProtoMessage() {}
 
 func (x *ValueProvenance) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[39]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2977,7 +3251,7 @@ func (x *ValueProvenance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValueProvenance.ProtoReflect.Descriptor instead.
 func (*ValueProvenance) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{39}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ValueProvenance) GetPath() string {
@@ -3012,7 +3286,7 @@ type RenderResourcesRequest struct {
 
 func (x *RenderResourcesRequest) Reset() {
 	*x = RenderResourcesRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[40]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3024,7 +3298,7 @@ func (x *RenderResourcesRequest) String() string {
 func (*RenderResourcesRequest) ProtoMessage() {}
 
 func (x *RenderResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[40]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3037,7 +3311,7 @@ func (x *RenderResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderResourcesRequest.ProtoReflect.Descriptor instead.
 func (*RenderResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{40}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RenderResourcesRequest) GetId() string {
@@ -3064,7 +3338,7 @@ type RenderResourcesResponse struct {
 
 func (x *RenderResourcesResponse) Reset() {
 	*x = RenderResourcesResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[41]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3076,7 +3350,7 @@ func (x *RenderResourcesResponse) String() string {
 func (*RenderResourcesResponse) ProtoMessage() {}
 
 func (x *RenderResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[41]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3089,7 +3363,7 @@ func (x *RenderResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderResourcesResponse.ProtoReflect.Descriptor instead.
 func (*RenderResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{41}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RenderResourcesResponse) GetResources() *v1.YamlDocument {
@@ -3110,7 +3384,7 @@ type RenderAccessGrantsRequest struct {
 
 func (x *RenderAccessGrantsRequest) Reset() {
 	*x = RenderAccessGrantsRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[42]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3122,7 +3396,7 @@ func (x *RenderAccessGrantsRequest) String() string {
 func (*RenderAccessGrantsRequest) ProtoMessage() {}
 
 func (x *RenderAccessGrantsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[42]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3135,7 +3409,7 @@ func (x *RenderAccessGrantsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderAccessGrantsRequest.ProtoReflect.Descriptor instead.
 func (*RenderAccessGrantsRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{42}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RenderAccessGrantsRequest) GetId() string {
@@ -3162,7 +3436,7 @@ type RenderAccessGrantsResponse struct {
 
 func (x *RenderAccessGrantsResponse) Reset() {
 	*x = RenderAccessGrantsResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[43]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3174,7 +3448,7 @@ func (x *RenderAccessGrantsResponse) String() string {
 func (*RenderAccessGrantsResponse) ProtoMessage() {}
 
 func (x *RenderAccessGrantsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[43]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3187,7 +3461,7 @@ func (x *RenderAccessGrantsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderAccessGrantsResponse.ProtoReflect.Descriptor instead.
 func (*RenderAccessGrantsResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{43}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RenderAccessGrantsResponse) GetAccessGrants() *structpb.Struct {
@@ -3209,7 +3483,7 @@ type RollbackServiceRequest struct {
 
 func (x *RollbackServiceRequest) Reset() {
 	*x = RollbackServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[44]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3221,7 +3495,7 @@ func (x *RollbackServiceRequest) String() string {
 func (*RollbackServiceRequest) ProtoMessage() {}
 
 func (x *RollbackServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[44]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3234,7 +3508,7 @@ func (x *RollbackServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackServiceRequest.ProtoReflect.Descriptor instead.
 func (*RollbackServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{44}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RollbackServiceRequest) GetId() string {
@@ -3261,7 +3535,7 @@ type RollbackServiceResponse struct {
 
 func (x *RollbackServiceResponse) Reset() {
 	*x = RollbackServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[45]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3273,7 +3547,7 @@ func (x *RollbackServiceResponse) String() string {
 func (*RollbackServiceResponse) ProtoMessage() {}
 
 func (x *RollbackServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[45]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3286,7 +3560,7 @@ func (x *RollbackServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackServiceResponse.ProtoReflect.Descriptor instead.
 func (*RollbackServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{45}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RollbackServiceResponse) GetService() *VcfService {
@@ -3311,7 +3585,7 @@ type PreviewUpgradeRequest struct {
 
 func (x *PreviewUpgradeRequest) Reset() {
 	*x = PreviewUpgradeRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[46]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3323,7 +3597,7 @@ func (x *PreviewUpgradeRequest) String() string {
 func (*PreviewUpgradeRequest) ProtoMessage() {}
 
 func (x *PreviewUpgradeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[46]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3336,7 +3610,7 @@ func (x *PreviewUpgradeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewUpgradeRequest.ProtoReflect.Descriptor instead.
 func (*PreviewUpgradeRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{46}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PreviewUpgradeRequest) GetId() string {
@@ -3370,7 +3644,7 @@ type PreviewUpgradeResponse struct {
 
 func (x *PreviewUpgradeResponse) Reset() {
 	*x = PreviewUpgradeResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[47]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3382,7 +3656,7 @@ func (x *PreviewUpgradeResponse) String() string {
 func (*PreviewUpgradeResponse) ProtoMessage() {}
 
 func (x *PreviewUpgradeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[47]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3395,7 +3669,7 @@ func (x *PreviewUpgradeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewUpgradeResponse.ProtoReflect.Descriptor instead.
 func (*PreviewUpgradeResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{47}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *PreviewUpgradeResponse) GetPlan() *UpgradePlan {
@@ -3421,13 +3695,22 @@ type UpgradePlan struct {
 	// A legal chain of versions when the direct jump is refused.
 	SuggestedPath   []string `protobuf:"bytes,9,rep,name=suggested_path,json=suggestedPath,proto3" json:"suggested_path,omitempty"`
 	BlockingReasons []string `protobuf:"bytes,10,rep,name=blocking_reasons,json=blockingReasons,proto3" json:"blocking_reasons,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The new version's access grants: what accepted.accessGrants must
+	// equal, verbatim, in the upgrade request when acceptanceRequired names
+	// accessGrants.
+	AccessGrants *structpb.Struct `protobuf:"bytes,90,opt,name=access_grants,json=accessGrants,proto3" json:"access_grants,omitempty"`
+	// How the new version's access grants differ from the accepted ones.
+	AccessGrantsDiff *AccessGrantsDiff `protobuf:"bytes,91,opt,name=access_grants_diff,json=accessGrantsDiff,proto3" json:"access_grants_diff,omitempty"`
+	// What the upgrade request must accept because the new version changes
+	// it: eula, signatures, accessGrants. Empty: nothing.
+	AcceptanceRequired []string `protobuf:"bytes,92,rep,name=acceptance_required,json=acceptanceRequired,proto3" json:"acceptance_required,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *UpgradePlan) Reset() {
 	*x = UpgradePlan{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[48]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3439,7 +3722,7 @@ func (x *UpgradePlan) String() string {
 func (*UpgradePlan) ProtoMessage() {}
 
 func (x *UpgradePlan) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[48]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3452,7 +3735,7 @@ func (x *UpgradePlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradePlan.ProtoReflect.Descriptor instead.
 func (*UpgradePlan) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{48}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *UpgradePlan) GetFromVersion() string {
@@ -3525,6 +3808,27 @@ func (x *UpgradePlan) GetBlockingReasons() []string {
 	return nil
 }
 
+func (x *UpgradePlan) GetAccessGrants() *structpb.Struct {
+	if x != nil {
+		return x.AccessGrants
+	}
+	return nil
+}
+
+func (x *UpgradePlan) GetAccessGrantsDiff() *AccessGrantsDiff {
+	if x != nil {
+		return x.AccessGrantsDiff
+	}
+	return nil
+}
+
+func (x *UpgradePlan) GetAcceptanceRequired() []string {
+	if x != nil {
+		return x.AcceptanceRequired
+	}
+	return nil
+}
+
 // HookReport is the outcome of a service's pre-check hook.
 type HookReport struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3541,7 +3845,7 @@ type HookReport struct {
 
 func (x *HookReport) Reset() {
 	*x = HookReport{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3553,7 +3857,7 @@ func (x *HookReport) String() string {
 func (*HookReport) ProtoMessage() {}
 
 func (x *HookReport) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3566,7 +3870,7 @@ func (x *HookReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookReport.ProtoReflect.Descriptor instead.
 func (*HookReport) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{49}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *HookReport) GetConfigured() bool {
@@ -3623,7 +3927,7 @@ type ResourcePlanEntry struct {
 
 func (x *ResourcePlanEntry) Reset() {
 	*x = ResourcePlanEntry{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3635,7 +3939,7 @@ func (x *ResourcePlanEntry) String() string {
 func (*ResourcePlanEntry) ProtoMessage() {}
 
 func (x *ResourcePlanEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3648,7 +3952,7 @@ func (x *ResourcePlanEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourcePlanEntry.ProtoReflect.Descriptor instead.
 func (*ResourcePlanEntry) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{50}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ResourcePlanEntry) GetType() string {
@@ -3703,7 +4007,7 @@ type ListServiceHistoryRequest struct {
 
 func (x *ListServiceHistoryRequest) Reset() {
 	*x = ListServiceHistoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3715,7 +4019,7 @@ func (x *ListServiceHistoryRequest) String() string {
 func (*ListServiceHistoryRequest) ProtoMessage() {}
 
 func (x *ListServiceHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3728,7 +4032,7 @@ func (x *ListServiceHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListServiceHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{51}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ListServiceHistoryRequest) GetId() string {
@@ -3749,7 +4053,7 @@ type ListServiceHistoryResponse struct {
 
 func (x *ListServiceHistoryResponse) Reset() {
 	*x = ListServiceHistoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3761,7 +4065,7 @@ func (x *ListServiceHistoryResponse) String() string {
 func (*ListServiceHistoryResponse) ProtoMessage() {}
 
 func (x *ListServiceHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3774,7 +4078,7 @@ func (x *ListServiceHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListServiceHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{52}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListServiceHistoryResponse) GetOperations() []*Operation {
@@ -3806,7 +4110,7 @@ type WatchServiceRequest struct {
 
 func (x *WatchServiceRequest) Reset() {
 	*x = WatchServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3818,7 +4122,7 @@ func (x *WatchServiceRequest) String() string {
 func (*WatchServiceRequest) ProtoMessage() {}
 
 func (x *WatchServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3831,7 +4135,7 @@ func (x *WatchServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServiceRequest.ProtoReflect.Descriptor instead.
 func (*WatchServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{53}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *WatchServiceRequest) GetId() string {
@@ -3869,7 +4173,7 @@ type WatchServiceResponse struct {
 
 func (x *WatchServiceResponse) Reset() {
 	*x = WatchServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3881,7 +4185,7 @@ func (x *WatchServiceResponse) String() string {
 func (*WatchServiceResponse) ProtoMessage() {}
 
 func (x *WatchServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3894,7 +4198,7 @@ func (x *WatchServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServiceResponse.ProtoReflect.Descriptor instead.
 func (*WatchServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{54}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *WatchServiceResponse) GetId() string {
@@ -3971,7 +4275,7 @@ type RegisterServiceVersionRequest struct {
 
 func (x *RegisterServiceVersionRequest) Reset() {
 	*x = RegisterServiceVersionRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3983,7 +4287,7 @@ func (x *RegisterServiceVersionRequest) String() string {
 func (*RegisterServiceVersionRequest) ProtoMessage() {}
 
 func (x *RegisterServiceVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3996,7 +4300,7 @@ func (x *RegisterServiceVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterServiceVersionRequest.ProtoReflect.Descriptor instead.
 func (*RegisterServiceVersionRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{55}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *RegisterServiceVersionRequest) GetSource() string {
@@ -4023,7 +4327,7 @@ type RegisterServiceVersionResponse struct {
 
 func (x *RegisterServiceVersionResponse) Reset() {
 	*x = RegisterServiceVersionResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4035,7 +4339,7 @@ func (x *RegisterServiceVersionResponse) String() string {
 func (*RegisterServiceVersionResponse) ProtoMessage() {}
 
 func (x *RegisterServiceVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4048,7 +4352,7 @@ func (x *RegisterServiceVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterServiceVersionResponse.ProtoReflect.Descriptor instead.
 func (*RegisterServiceVersionResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{56}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RegisterServiceVersionResponse) GetVersion() *ServiceVersion {
@@ -4071,14 +4375,16 @@ type ServiceVersion struct {
 	RegisteredAt string `protobuf:"bytes,7,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
 	BuiltIn      bool   `protobuf:"varint,8,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
 	// Set while the version is quarantined.
-	Quarantine    *Quarantine `protobuf:"bytes,40,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	Quarantine *Quarantine `protobuf:"bytes,40,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	// Who declared the version built-in, and when (administrators only).
+	BuiltInBy     *OverrideRecord `protobuf:"bytes,90,opt,name=built_in_by,json=builtInBy,proto3" json:"built_in_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServiceVersion) Reset() {
 	*x = ServiceVersion{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4090,7 +4396,7 @@ func (x *ServiceVersion) String() string {
 func (*ServiceVersion) ProtoMessage() {}
 
 func (x *ServiceVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4103,7 +4409,7 @@ func (x *ServiceVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceVersion.ProtoReflect.Descriptor instead.
 func (*ServiceVersion) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{57}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ServiceVersion) GetName() string {
@@ -4169,6 +4475,13 @@ func (x *ServiceVersion) GetQuarantine() *Quarantine {
 	return nil
 }
 
+func (x *ServiceVersion) GetBuiltInBy() *OverrideRecord {
+	if x != nil {
+		return x.BuiltInBy
+	}
+	return nil
+}
+
 // ListServiceVersionsRequest filters the catalog by name.
 type ListServiceVersionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4179,7 +4492,7 @@ type ListServiceVersionsRequest struct {
 
 func (x *ListServiceVersionsRequest) Reset() {
 	*x = ListServiceVersionsRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4191,7 +4504,7 @@ func (x *ListServiceVersionsRequest) String() string {
 func (*ListServiceVersionsRequest) ProtoMessage() {}
 
 func (x *ListServiceVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4204,7 +4517,7 @@ func (x *ListServiceVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListServiceVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{58}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ListServiceVersionsRequest) GetName() string {
@@ -4224,7 +4537,7 @@ type ListServiceVersionsResponse struct {
 
 func (x *ListServiceVersionsResponse) Reset() {
 	*x = ListServiceVersionsResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4236,7 +4549,7 @@ func (x *ListServiceVersionsResponse) String() string {
 func (*ListServiceVersionsResponse) ProtoMessage() {}
 
 func (x *ListServiceVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4249,7 +4562,7 @@ func (x *ListServiceVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListServiceVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{59}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListServiceVersionsResponse) GetVersions() []*ServiceVersion {
@@ -4268,7 +4581,7 @@ type GetPlatformInventoryRequest struct {
 
 func (x *GetPlatformInventoryRequest) Reset() {
 	*x = GetPlatformInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4280,7 +4593,7 @@ func (x *GetPlatformInventoryRequest) String() string {
 func (*GetPlatformInventoryRequest) ProtoMessage() {}
 
 func (x *GetPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4293,7 +4606,7 @@ func (x *GetPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlatformInventoryRequest.ProtoReflect.Descriptor instead.
 func (*GetPlatformInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{60}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{64}
 }
 
 // GetPlatformInventoryResponse carries the platform inventory.
@@ -4306,7 +4619,7 @@ type GetPlatformInventoryResponse struct {
 
 func (x *GetPlatformInventoryResponse) Reset() {
 	*x = GetPlatformInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4318,7 +4631,7 @@ func (x *GetPlatformInventoryResponse) String() string {
 func (*GetPlatformInventoryResponse) ProtoMessage() {}
 
 func (x *GetPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4331,7 +4644,7 @@ func (x *GetPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlatformInventoryResponse.ProtoReflect.Descriptor instead.
 func (*GetPlatformInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{61}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *GetPlatformInventoryResponse) GetInventory() *v1.Inventory {
@@ -4351,7 +4664,7 @@ type PutPlatformInventoryRequest struct {
 
 func (x *PutPlatformInventoryRequest) Reset() {
 	*x = PutPlatformInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4363,7 +4676,7 @@ func (x *PutPlatformInventoryRequest) String() string {
 func (*PutPlatformInventoryRequest) ProtoMessage() {}
 
 func (x *PutPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4376,7 +4689,7 @@ func (x *PutPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutPlatformInventoryRequest.ProtoReflect.Descriptor instead.
 func (*PutPlatformInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{62}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *PutPlatformInventoryRequest) GetInventory() *v1.Inventory {
@@ -4398,7 +4711,7 @@ type PutPlatformInventoryResponse struct {
 
 func (x *PutPlatformInventoryResponse) Reset() {
 	*x = PutPlatformInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4410,7 +4723,7 @@ func (x *PutPlatformInventoryResponse) String() string {
 func (*PutPlatformInventoryResponse) ProtoMessage() {}
 
 func (x *PutPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4423,7 +4736,7 @@ func (x *PutPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutPlatformInventoryResponse.ProtoReflect.Descriptor instead.
 func (*PutPlatformInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{63}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *PutPlatformInventoryResponse) GetInventory() *v1.Inventory {
@@ -4455,7 +4768,7 @@ type CheckSupervisorUpgradeRequest struct {
 
 func (x *CheckSupervisorUpgradeRequest) Reset() {
 	*x = CheckSupervisorUpgradeRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4467,7 +4780,7 @@ func (x *CheckSupervisorUpgradeRequest) String() string {
 func (*CheckSupervisorUpgradeRequest) ProtoMessage() {}
 
 func (x *CheckSupervisorUpgradeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4480,7 +4793,7 @@ func (x *CheckSupervisorUpgradeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSupervisorUpgradeRequest.ProtoReflect.Descriptor instead.
 func (*CheckSupervisorUpgradeRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{64}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *CheckSupervisorUpgradeRequest) GetSupervisor() string {
@@ -4517,7 +4830,7 @@ type CheckSupervisorUpgradeResponse struct {
 
 func (x *CheckSupervisorUpgradeResponse) Reset() {
 	*x = CheckSupervisorUpgradeResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4529,7 +4842,7 @@ func (x *CheckSupervisorUpgradeResponse) String() string {
 func (*CheckSupervisorUpgradeResponse) ProtoMessage() {}
 
 func (x *CheckSupervisorUpgradeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4542,7 +4855,7 @@ func (x *CheckSupervisorUpgradeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSupervisorUpgradeResponse.ProtoReflect.Descriptor instead.
 func (*CheckSupervisorUpgradeResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{65}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CheckSupervisorUpgradeResponse) GetSupervisor() string {
@@ -4587,7 +4900,7 @@ type ServiceCompatibility struct {
 
 func (x *ServiceCompatibility) Reset() {
 	*x = ServiceCompatibility{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4599,7 +4912,7 @@ func (x *ServiceCompatibility) String() string {
 func (*ServiceCompatibility) ProtoMessage() {}
 
 func (x *ServiceCompatibility) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4612,7 +4925,7 @@ func (x *ServiceCompatibility) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceCompatibility.ProtoReflect.Descriptor instead.
 func (*ServiceCompatibility) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{66}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ServiceCompatibility) GetId() string {
@@ -4755,18 +5068,33 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"finalizers\x18\f \x03(\tR\n" +
 	"finalizersB\x10\n" +
-	"\x0e_resource_yaml\"W\n" +
+	"\x0e_resource_yaml\"\"\n" +
+	"\bOverride\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x94\x01\n" +
+	"\x0eOverrideRecord\x12\x1c\n" +
+	"\tprincipal\x18\x01 \x01(\tR\tprincipal\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02at\x18\x03 \x01(\tR\x02at\x12<\n" +
+	"\aresults\x18\x04 \x03(\v2\".vcfservices.common.v1.CheckResultR\aresults\"\x9a\x01\n" +
+	"\x10AccessGrantsDiff\x12@\n" +
+	"\x05added\x18\x01 \x03(\v2*.vcfservices.lifecycle.v1.AccessGrantValueR\x05added\x12D\n" +
+	"\aremoved\x18\x02 \x03(\v2*.vcfservices.lifecycle.v1.AccessGrantValueR\aremoved\"V\n" +
+	"\x10AccessGrantValue\x12\x1a\n" +
+	"\bcategory\x18\x01 \x01(\tR\bcategory\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\tR\x05value\"W\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1a\n" +
 	"\bseverity\x18\x02 \x01(\tR\bseverity\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\x99\x01\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xdf\x01\n" +
 	"\x11OperationProgress\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\tR\x04step\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x18\n" +
 	"\apercent\x18\x05 \x01(\x05R\apercent\x12\x18\n" +
-	"\aoutcome\x18\x06 \x01(\tR\aoutcome\"\xad\x02\n" +
+	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x12D\n" +
+	"\boverride\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\boverride\"\xf3\x02\n" +
 	"\tOperation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12!\n" +
@@ -4779,7 +5107,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"started_at\x18\a \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\b \x01(\tR\n" +
 	"finishedAt\x12=\n" +
-	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\"\x95\x01\n" +
+	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\x12D\n" +
+	"\boverride\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\boverride\"\x95\x01\n" +
 	"\rOperationStep\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x18\n" +
@@ -4787,7 +5116,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x04 \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\x05 \x01(\tR\n" +
-	"finishedAt\"\xb7\a\n" +
+	"finishedAt\"\xf7\a\n" +
 	"\rServiceUpdate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12?\n" +
 	"\x06values\x18\x02 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
@@ -4803,7 +5132,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\rauto_rollback\x18\v \x01(\bR\fautoRollback\x12\x1f\n" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12>\n" +
+	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4813,7 +5143,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\xb9\a\n" +
+	"\t_revision\"\xf9\a\n" +
 	"\fServicePatch\x12?\n" +
 	"\x06values\x18\x01 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
 	"\x0flifecycle_state\x18\x02 \x01(\tR\x0elifecycleState\x12\x14\n" +
@@ -4829,7 +5159,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\atenants\x18\v \x03(\v23.vcfservices.lifecycle.v1.ServicePatch.TenantsEntryR\atenants\x12\x1f\n" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12>\n" +
+	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -4966,7 +5297,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12%\n" +
 	"\x0etarget_version\x18\x03 \x01(\tR\rtargetVersion\"S\n" +
 	"\x16PreviewUpgradeResponse\x129\n" +
-	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\x8b\x04\n" +
+	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\xd4\x05\n" +
 	"\vUpgradePlan\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
 	"\n" +
@@ -4979,7 +5310,10 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\tresources\x18\b \x03(\v2+.vcfservices.lifecycle.v1.ResourcePlanEntryR\tresources\x12%\n" +
 	"\x0esuggested_path\x18\t \x03(\tR\rsuggestedPath\x12)\n" +
 	"\x10blocking_reasons\x18\n" +
-	" \x03(\tR\x0fblockingReasons\"\xba\x01\n" +
+	" \x03(\tR\x0fblockingReasons\x12<\n" +
+	"\raccess_grants\x18Z \x01(\v2\x17.google.protobuf.StructR\faccessGrants\x12X\n" +
+	"\x12access_grants_diff\x18[ \x01(\v2*.vcfservices.lifecycle.v1.AccessGrantsDiffR\x10accessGrantsDiff\x12/\n" +
+	"\x13acceptance_required\x18\\ \x03(\tR\x12acceptanceRequired\"\xba\x01\n" +
 	"\n" +
 	"HookReport\x12\x1e\n" +
 	"\n" +
@@ -5022,7 +5356,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x19\n" +
 	"\bbuilt_in\x18\x02 \x01(\bR\abuiltIn\"d\n" +
 	"\x1eRegisterServiceVersionResponse\x12B\n" +
-	"\aversion\x18\x01 \x01(\v2(.vcfservices.lifecycle.v1.ServiceVersionR\aversion\"\xa6\x02\n" +
+	"\aversion\x18\x01 \x01(\v2(.vcfservices.lifecycle.v1.ServiceVersionR\aversion\"\xf0\x02\n" +
 	"\x0eServiceVersion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
@@ -5034,7 +5368,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\bbuilt_in\x18\b \x01(\bR\abuiltIn\x12D\n" +
 	"\n" +
 	"quarantine\x18( \x01(\v2$.vcfservices.lifecycle.v1.QuarantineR\n" +
-	"quarantine\"0\n" +
+	"quarantine\x12H\n" +
+	"\vbuilt_in_by\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\tbuiltInBy\"0\n" +
 	"\x1aListServiceVersionsRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"c\n" +
 	"\x1bListServiceVersionsResponse\x12D\n" +
@@ -5079,7 +5414,7 @@ func file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP() []byte {
 	return file_vcfservices_lifecycle_v1_messages_proto_rawDescData
 }
 
-var file_vcfservices_lifecycle_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 78)
+var file_vcfservices_lifecycle_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 82)
 var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	(*VcfService)(nil),                     // 0: vcfservices.lifecycle.v1.VcfService
 	(*OverlayValues)(nil),                  // 1: vcfservices.lifecycle.v1.OverlayValues
@@ -5090,169 +5425,183 @@ var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	(*SignatureDetail)(nil),                // 6: vcfservices.lifecycle.v1.SignatureDetail
 	(*State)(nil),                          // 7: vcfservices.lifecycle.v1.State
 	(*ResourceInfo)(nil),                   // 8: vcfservices.lifecycle.v1.ResourceInfo
-	(*ErrorDetail)(nil),                    // 9: vcfservices.lifecycle.v1.ErrorDetail
-	(*OperationProgress)(nil),              // 10: vcfservices.lifecycle.v1.OperationProgress
-	(*Operation)(nil),                      // 11: vcfservices.lifecycle.v1.Operation
-	(*OperationStep)(nil),                  // 12: vcfservices.lifecycle.v1.OperationStep
-	(*ServiceUpdate)(nil),                  // 13: vcfservices.lifecycle.v1.ServiceUpdate
-	(*ServicePatch)(nil),                   // 14: vcfservices.lifecycle.v1.ServicePatch
-	(*CreateServiceRequest)(nil),           // 15: vcfservices.lifecycle.v1.CreateServiceRequest
-	(*CreateServiceResponse)(nil),          // 16: vcfservices.lifecycle.v1.CreateServiceResponse
-	(*ListServicesRequest)(nil),            // 17: vcfservices.lifecycle.v1.ListServicesRequest
-	(*ListServicesResponse)(nil),           // 18: vcfservices.lifecycle.v1.ListServicesResponse
-	(*GetServiceRequest)(nil),              // 19: vcfservices.lifecycle.v1.GetServiceRequest
-	(*GetServiceResponse)(nil),             // 20: vcfservices.lifecycle.v1.GetServiceResponse
-	(*UpdateServiceRequest)(nil),           // 21: vcfservices.lifecycle.v1.UpdateServiceRequest
-	(*UpdateServiceResponse)(nil),          // 22: vcfservices.lifecycle.v1.UpdateServiceResponse
-	(*PatchServiceRequest)(nil),            // 23: vcfservices.lifecycle.v1.PatchServiceRequest
-	(*PatchServiceResponse)(nil),           // 24: vcfservices.lifecycle.v1.PatchServiceResponse
-	(*DeleteServiceRequest)(nil),           // 25: vcfservices.lifecycle.v1.DeleteServiceRequest
-	(*DeleteServiceResponse)(nil),          // 26: vcfservices.lifecycle.v1.DeleteServiceResponse
-	(*GetServiceStateRequest)(nil),         // 27: vcfservices.lifecycle.v1.GetServiceStateRequest
-	(*GetServiceStateResponse)(nil),        // 28: vcfservices.lifecycle.v1.GetServiceStateResponse
-	(*GetServiceInventoryRequest)(nil),     // 29: vcfservices.lifecycle.v1.GetServiceInventoryRequest
-	(*GetServiceInventoryResponse)(nil),    // 30: vcfservices.lifecycle.v1.GetServiceInventoryResponse
-	(*GetServiceMetadataRequest)(nil),      // 31: vcfservices.lifecycle.v1.GetServiceMetadataRequest
-	(*GetServiceMetadataResponse)(nil),     // 32: vcfservices.lifecycle.v1.GetServiceMetadataResponse
-	(*GetServicePackageRequest)(nil),       // 33: vcfservices.lifecycle.v1.GetServicePackageRequest
-	(*GetServicePackageResponse)(nil),      // 34: vcfservices.lifecycle.v1.GetServicePackageResponse
-	(*RenderEffectiveValuesRequest)(nil),   // 35: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest
-	(*RenderEffectiveValuesResponse)(nil),  // 36: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse
-	(*RenderValueProvenanceRequest)(nil),   // 37: vcfservices.lifecycle.v1.RenderValueProvenanceRequest
-	(*RenderValueProvenanceResponse)(nil),  // 38: vcfservices.lifecycle.v1.RenderValueProvenanceResponse
-	(*ValueProvenance)(nil),                // 39: vcfservices.lifecycle.v1.ValueProvenance
-	(*RenderResourcesRequest)(nil),         // 40: vcfservices.lifecycle.v1.RenderResourcesRequest
-	(*RenderResourcesResponse)(nil),        // 41: vcfservices.lifecycle.v1.RenderResourcesResponse
-	(*RenderAccessGrantsRequest)(nil),      // 42: vcfservices.lifecycle.v1.RenderAccessGrantsRequest
-	(*RenderAccessGrantsResponse)(nil),     // 43: vcfservices.lifecycle.v1.RenderAccessGrantsResponse
-	(*RollbackServiceRequest)(nil),         // 44: vcfservices.lifecycle.v1.RollbackServiceRequest
-	(*RollbackServiceResponse)(nil),        // 45: vcfservices.lifecycle.v1.RollbackServiceResponse
-	(*PreviewUpgradeRequest)(nil),          // 46: vcfservices.lifecycle.v1.PreviewUpgradeRequest
-	(*PreviewUpgradeResponse)(nil),         // 47: vcfservices.lifecycle.v1.PreviewUpgradeResponse
-	(*UpgradePlan)(nil),                    // 48: vcfservices.lifecycle.v1.UpgradePlan
-	(*HookReport)(nil),                     // 49: vcfservices.lifecycle.v1.HookReport
-	(*ResourcePlanEntry)(nil),              // 50: vcfservices.lifecycle.v1.ResourcePlanEntry
-	(*ListServiceHistoryRequest)(nil),      // 51: vcfservices.lifecycle.v1.ListServiceHistoryRequest
-	(*ListServiceHistoryResponse)(nil),     // 52: vcfservices.lifecycle.v1.ListServiceHistoryResponse
-	(*WatchServiceRequest)(nil),            // 53: vcfservices.lifecycle.v1.WatchServiceRequest
-	(*WatchServiceResponse)(nil),           // 54: vcfservices.lifecycle.v1.WatchServiceResponse
-	(*RegisterServiceVersionRequest)(nil),  // 55: vcfservices.lifecycle.v1.RegisterServiceVersionRequest
-	(*RegisterServiceVersionResponse)(nil), // 56: vcfservices.lifecycle.v1.RegisterServiceVersionResponse
-	(*ServiceVersion)(nil),                 // 57: vcfservices.lifecycle.v1.ServiceVersion
-	(*ListServiceVersionsRequest)(nil),     // 58: vcfservices.lifecycle.v1.ListServiceVersionsRequest
-	(*ListServiceVersionsResponse)(nil),    // 59: vcfservices.lifecycle.v1.ListServiceVersionsResponse
-	(*GetPlatformInventoryRequest)(nil),    // 60: vcfservices.lifecycle.v1.GetPlatformInventoryRequest
-	(*GetPlatformInventoryResponse)(nil),   // 61: vcfservices.lifecycle.v1.GetPlatformInventoryResponse
-	(*PutPlatformInventoryRequest)(nil),    // 62: vcfservices.lifecycle.v1.PutPlatformInventoryRequest
-	(*PutPlatformInventoryResponse)(nil),   // 63: vcfservices.lifecycle.v1.PutPlatformInventoryResponse
-	(*CheckSupervisorUpgradeRequest)(nil),  // 64: vcfservices.lifecycle.v1.CheckSupervisorUpgradeRequest
-	(*CheckSupervisorUpgradeResponse)(nil), // 65: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	(*ServiceCompatibility)(nil),           // 66: vcfservices.lifecycle.v1.ServiceCompatibility
-	nil,                                    // 67: vcfservices.lifecycle.v1.VcfService.LabelsEntry
-	nil,                                    // 68: vcfservices.lifecycle.v1.VcfService.LocationsEntry
-	nil,                                    // 69: vcfservices.lifecycle.v1.VcfService.TenantsEntry
-	nil,                                    // 70: vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	nil,                                    // 71: vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	nil,                                    // 72: vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	nil,                                    // 73: vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	nil,                                    // 74: vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	nil,                                    // 75: vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	nil,                                    // 76: vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	nil,                                    // 77: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	(*structpb.Struct)(nil),                // 78: google.protobuf.Struct
-	(*v1.Inventory)(nil),                   // 79: vcfservices.common.v1.Inventory
-	(*RolloutSummary)(nil),                 // 80: vcfservices.lifecycle.v1.RolloutSummary
-	(*v1.ResourceCheck)(nil),               // 81: vcfservices.common.v1.ResourceCheck
-	(*Rollout)(nil),                        // 82: vcfservices.lifecycle.v1.Rollout
-	(*RolloutRequest)(nil),                 // 83: vcfservices.lifecycle.v1.RolloutRequest
-	(*fieldmaskpb.FieldMask)(nil),          // 84: google.protobuf.FieldMask
-	(*v1.YamlDocument)(nil),                // 85: vcfservices.common.v1.YamlDocument
-	(*v1.CheckResult)(nil),                 // 86: vcfservices.common.v1.CheckResult
-	(*v1.PreCheckReport)(nil),              // 87: vcfservices.common.v1.PreCheckReport
-	(*Quarantine)(nil),                     // 88: vcfservices.lifecycle.v1.Quarantine
+	(*Override)(nil),                       // 9: vcfservices.lifecycle.v1.Override
+	(*OverrideRecord)(nil),                 // 10: vcfservices.lifecycle.v1.OverrideRecord
+	(*AccessGrantsDiff)(nil),               // 11: vcfservices.lifecycle.v1.AccessGrantsDiff
+	(*AccessGrantValue)(nil),               // 12: vcfservices.lifecycle.v1.AccessGrantValue
+	(*ErrorDetail)(nil),                    // 13: vcfservices.lifecycle.v1.ErrorDetail
+	(*OperationProgress)(nil),              // 14: vcfservices.lifecycle.v1.OperationProgress
+	(*Operation)(nil),                      // 15: vcfservices.lifecycle.v1.Operation
+	(*OperationStep)(nil),                  // 16: vcfservices.lifecycle.v1.OperationStep
+	(*ServiceUpdate)(nil),                  // 17: vcfservices.lifecycle.v1.ServiceUpdate
+	(*ServicePatch)(nil),                   // 18: vcfservices.lifecycle.v1.ServicePatch
+	(*CreateServiceRequest)(nil),           // 19: vcfservices.lifecycle.v1.CreateServiceRequest
+	(*CreateServiceResponse)(nil),          // 20: vcfservices.lifecycle.v1.CreateServiceResponse
+	(*ListServicesRequest)(nil),            // 21: vcfservices.lifecycle.v1.ListServicesRequest
+	(*ListServicesResponse)(nil),           // 22: vcfservices.lifecycle.v1.ListServicesResponse
+	(*GetServiceRequest)(nil),              // 23: vcfservices.lifecycle.v1.GetServiceRequest
+	(*GetServiceResponse)(nil),             // 24: vcfservices.lifecycle.v1.GetServiceResponse
+	(*UpdateServiceRequest)(nil),           // 25: vcfservices.lifecycle.v1.UpdateServiceRequest
+	(*UpdateServiceResponse)(nil),          // 26: vcfservices.lifecycle.v1.UpdateServiceResponse
+	(*PatchServiceRequest)(nil),            // 27: vcfservices.lifecycle.v1.PatchServiceRequest
+	(*PatchServiceResponse)(nil),           // 28: vcfservices.lifecycle.v1.PatchServiceResponse
+	(*DeleteServiceRequest)(nil),           // 29: vcfservices.lifecycle.v1.DeleteServiceRequest
+	(*DeleteServiceResponse)(nil),          // 30: vcfservices.lifecycle.v1.DeleteServiceResponse
+	(*GetServiceStateRequest)(nil),         // 31: vcfservices.lifecycle.v1.GetServiceStateRequest
+	(*GetServiceStateResponse)(nil),        // 32: vcfservices.lifecycle.v1.GetServiceStateResponse
+	(*GetServiceInventoryRequest)(nil),     // 33: vcfservices.lifecycle.v1.GetServiceInventoryRequest
+	(*GetServiceInventoryResponse)(nil),    // 34: vcfservices.lifecycle.v1.GetServiceInventoryResponse
+	(*GetServiceMetadataRequest)(nil),      // 35: vcfservices.lifecycle.v1.GetServiceMetadataRequest
+	(*GetServiceMetadataResponse)(nil),     // 36: vcfservices.lifecycle.v1.GetServiceMetadataResponse
+	(*GetServicePackageRequest)(nil),       // 37: vcfservices.lifecycle.v1.GetServicePackageRequest
+	(*GetServicePackageResponse)(nil),      // 38: vcfservices.lifecycle.v1.GetServicePackageResponse
+	(*RenderEffectiveValuesRequest)(nil),   // 39: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest
+	(*RenderEffectiveValuesResponse)(nil),  // 40: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse
+	(*RenderValueProvenanceRequest)(nil),   // 41: vcfservices.lifecycle.v1.RenderValueProvenanceRequest
+	(*RenderValueProvenanceResponse)(nil),  // 42: vcfservices.lifecycle.v1.RenderValueProvenanceResponse
+	(*ValueProvenance)(nil),                // 43: vcfservices.lifecycle.v1.ValueProvenance
+	(*RenderResourcesRequest)(nil),         // 44: vcfservices.lifecycle.v1.RenderResourcesRequest
+	(*RenderResourcesResponse)(nil),        // 45: vcfservices.lifecycle.v1.RenderResourcesResponse
+	(*RenderAccessGrantsRequest)(nil),      // 46: vcfservices.lifecycle.v1.RenderAccessGrantsRequest
+	(*RenderAccessGrantsResponse)(nil),     // 47: vcfservices.lifecycle.v1.RenderAccessGrantsResponse
+	(*RollbackServiceRequest)(nil),         // 48: vcfservices.lifecycle.v1.RollbackServiceRequest
+	(*RollbackServiceResponse)(nil),        // 49: vcfservices.lifecycle.v1.RollbackServiceResponse
+	(*PreviewUpgradeRequest)(nil),          // 50: vcfservices.lifecycle.v1.PreviewUpgradeRequest
+	(*PreviewUpgradeResponse)(nil),         // 51: vcfservices.lifecycle.v1.PreviewUpgradeResponse
+	(*UpgradePlan)(nil),                    // 52: vcfservices.lifecycle.v1.UpgradePlan
+	(*HookReport)(nil),                     // 53: vcfservices.lifecycle.v1.HookReport
+	(*ResourcePlanEntry)(nil),              // 54: vcfservices.lifecycle.v1.ResourcePlanEntry
+	(*ListServiceHistoryRequest)(nil),      // 55: vcfservices.lifecycle.v1.ListServiceHistoryRequest
+	(*ListServiceHistoryResponse)(nil),     // 56: vcfservices.lifecycle.v1.ListServiceHistoryResponse
+	(*WatchServiceRequest)(nil),            // 57: vcfservices.lifecycle.v1.WatchServiceRequest
+	(*WatchServiceResponse)(nil),           // 58: vcfservices.lifecycle.v1.WatchServiceResponse
+	(*RegisterServiceVersionRequest)(nil),  // 59: vcfservices.lifecycle.v1.RegisterServiceVersionRequest
+	(*RegisterServiceVersionResponse)(nil), // 60: vcfservices.lifecycle.v1.RegisterServiceVersionResponse
+	(*ServiceVersion)(nil),                 // 61: vcfservices.lifecycle.v1.ServiceVersion
+	(*ListServiceVersionsRequest)(nil),     // 62: vcfservices.lifecycle.v1.ListServiceVersionsRequest
+	(*ListServiceVersionsResponse)(nil),    // 63: vcfservices.lifecycle.v1.ListServiceVersionsResponse
+	(*GetPlatformInventoryRequest)(nil),    // 64: vcfservices.lifecycle.v1.GetPlatformInventoryRequest
+	(*GetPlatformInventoryResponse)(nil),   // 65: vcfservices.lifecycle.v1.GetPlatformInventoryResponse
+	(*PutPlatformInventoryRequest)(nil),    // 66: vcfservices.lifecycle.v1.PutPlatformInventoryRequest
+	(*PutPlatformInventoryResponse)(nil),   // 67: vcfservices.lifecycle.v1.PutPlatformInventoryResponse
+	(*CheckSupervisorUpgradeRequest)(nil),  // 68: vcfservices.lifecycle.v1.CheckSupervisorUpgradeRequest
+	(*CheckSupervisorUpgradeResponse)(nil), // 69: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	(*ServiceCompatibility)(nil),           // 70: vcfservices.lifecycle.v1.ServiceCompatibility
+	nil,                                    // 71: vcfservices.lifecycle.v1.VcfService.LabelsEntry
+	nil,                                    // 72: vcfservices.lifecycle.v1.VcfService.LocationsEntry
+	nil,                                    // 73: vcfservices.lifecycle.v1.VcfService.TenantsEntry
+	nil,                                    // 74: vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	nil,                                    // 75: vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	nil,                                    // 76: vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	nil,                                    // 77: vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	nil,                                    // 78: vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	nil,                                    // 79: vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	nil,                                    // 80: vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	nil,                                    // 81: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	(*structpb.Struct)(nil),                // 82: google.protobuf.Struct
+	(*v1.Inventory)(nil),                   // 83: vcfservices.common.v1.Inventory
+	(*RolloutSummary)(nil),                 // 84: vcfservices.lifecycle.v1.RolloutSummary
+	(*v1.ResourceCheck)(nil),               // 85: vcfservices.common.v1.ResourceCheck
+	(*Rollout)(nil),                        // 86: vcfservices.lifecycle.v1.Rollout
+	(*v1.CheckResult)(nil),                 // 87: vcfservices.common.v1.CheckResult
+	(*RolloutRequest)(nil),                 // 88: vcfservices.lifecycle.v1.RolloutRequest
+	(*fieldmaskpb.FieldMask)(nil),          // 89: google.protobuf.FieldMask
+	(*v1.YamlDocument)(nil),                // 90: vcfservices.common.v1.YamlDocument
+	(*v1.PreCheckReport)(nil),              // 91: vcfservices.common.v1.PreCheckReport
+	(*Quarantine)(nil),                     // 92: vcfservices.lifecycle.v1.Quarantine
 }
 var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	1,  // 0: vcfservices.lifecycle.v1.VcfService.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
 	3,  // 1: vcfservices.lifecycle.v1.VcfService.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
 	4,  // 2: vcfservices.lifecycle.v1.VcfService.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	67, // 3: vcfservices.lifecycle.v1.VcfService.labels:type_name -> vcfservices.lifecycle.v1.VcfService.LabelsEntry
-	68, // 4: vcfservices.lifecycle.v1.VcfService.locations:type_name -> vcfservices.lifecycle.v1.VcfService.LocationsEntry
-	69, // 5: vcfservices.lifecycle.v1.VcfService.tenants:type_name -> vcfservices.lifecycle.v1.VcfService.TenantsEntry
-	78, // 6: vcfservices.lifecycle.v1.VcfService.metadata:type_name -> google.protobuf.Struct
+	71, // 3: vcfservices.lifecycle.v1.VcfService.labels:type_name -> vcfservices.lifecycle.v1.VcfService.LabelsEntry
+	72, // 4: vcfservices.lifecycle.v1.VcfService.locations:type_name -> vcfservices.lifecycle.v1.VcfService.LocationsEntry
+	73, // 5: vcfservices.lifecycle.v1.VcfService.tenants:type_name -> vcfservices.lifecycle.v1.VcfService.TenantsEntry
+	82, // 6: vcfservices.lifecycle.v1.VcfService.metadata:type_name -> google.protobuf.Struct
 	7,  // 7: vcfservices.lifecycle.v1.VcfService.state:type_name -> vcfservices.lifecycle.v1.State
-	79, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
+	83, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
 	5,  // 9: vcfservices.lifecycle.v1.VcfService.signatures:type_name -> vcfservices.lifecycle.v1.Signatures
-	80, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
-	79, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
-	78, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
+	84, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
+	83, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
+	82, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
 	6,  // 13: vcfservices.lifecycle.v1.Signatures.details:type_name -> vcfservices.lifecycle.v1.SignatureDetail
 	8,  // 14: vcfservices.lifecycle.v1.State.resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
-	9,  // 15: vcfservices.lifecycle.v1.State.error_details:type_name -> vcfservices.lifecycle.v1.ErrorDetail
-	81, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
-	10, // 17: vcfservices.lifecycle.v1.State.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	13, // 15: vcfservices.lifecycle.v1.State.error_details:type_name -> vcfservices.lifecycle.v1.ErrorDetail
+	85, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
+	14, // 17: vcfservices.lifecycle.v1.State.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
 	8,  // 18: vcfservices.lifecycle.v1.State.orphaned_resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
-	82, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
-	12, // 20: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
-	1,  // 21: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	4,  // 22: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	3,  // 23: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	70, // 24: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	71, // 25: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	72, // 26: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	83, // 27: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	1,  // 28: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	73, // 29: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	74, // 30: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	3,  // 31: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	4,  // 32: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	75, // 33: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	83, // 34: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	76, // 35: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	77, // 36: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	0,  // 37: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 38: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 39: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	13, // 40: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
-	0,  // 41: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	14, // 42: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
-	84, // 43: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 44: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 45: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	7,  // 46: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
-	79, // 47: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	78, // 48: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
-	85, // 49: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 50: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	85, // 51: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 52: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	39, // 53: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
-	2,  // 54: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	85, // 55: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 56: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	78, // 57: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
-	0,  // 58: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	48, // 59: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
-	86, // 60: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	49, // 61: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
-	87, // 62: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
-	50, // 63: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	86, // 64: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
-	11, // 65: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	10, // 66: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	57, // 67: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	88, // 68: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
-	57, // 69: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	79, // 70: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 71: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 72: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	65, // 73: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	66, // 74: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	86, // 75: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	76, // [76:76] is the sub-list for method output_type
-	76, // [76:76] is the sub-list for method input_type
-	76, // [76:76] is the sub-list for extension type_name
-	76, // [76:76] is the sub-list for extension extendee
-	0,  // [0:76] is the sub-list for field type_name
+	86, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
+	87, // 20: vcfservices.lifecycle.v1.OverrideRecord.results:type_name -> vcfservices.common.v1.CheckResult
+	12, // 21: vcfservices.lifecycle.v1.AccessGrantsDiff.added:type_name -> vcfservices.lifecycle.v1.AccessGrantValue
+	12, // 22: vcfservices.lifecycle.v1.AccessGrantsDiff.removed:type_name -> vcfservices.lifecycle.v1.AccessGrantValue
+	10, // 23: vcfservices.lifecycle.v1.OperationProgress.override:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	16, // 24: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
+	10, // 25: vcfservices.lifecycle.v1.Operation.override:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	1,  // 26: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	4,  // 27: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	3,  // 28: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	74, // 29: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	75, // 30: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	76, // 31: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	88, // 32: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	9,  // 33: vcfservices.lifecycle.v1.ServiceUpdate.override:type_name -> vcfservices.lifecycle.v1.Override
+	1,  // 34: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	77, // 35: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	78, // 36: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	3,  // 37: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	4,  // 38: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	79, // 39: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	88, // 40: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	9,  // 41: vcfservices.lifecycle.v1.ServicePatch.override:type_name -> vcfservices.lifecycle.v1.Override
+	80, // 42: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	81, // 43: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	0,  // 44: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 45: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 46: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	17, // 47: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
+	0,  // 48: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	18, // 49: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
+	89, // 50: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	0,  // 51: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 52: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	7,  // 53: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
+	83, // 54: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	82, // 55: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
+	90, // 56: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 57: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	90, // 58: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 59: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	43, // 60: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
+	2,  // 61: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	90, // 62: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 63: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	82, // 64: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
+	0,  // 65: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	52, // 66: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
+	87, // 67: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	53, // 68: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
+	91, // 69: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
+	54, // 70: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	82, // 71: vcfservices.lifecycle.v1.UpgradePlan.access_grants:type_name -> google.protobuf.Struct
+	11, // 72: vcfservices.lifecycle.v1.UpgradePlan.access_grants_diff:type_name -> vcfservices.lifecycle.v1.AccessGrantsDiff
+	87, // 73: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
+	15, // 74: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
+	14, // 75: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	61, // 76: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	92, // 77: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
+	10, // 78: vcfservices.lifecycle.v1.ServiceVersion.built_in_by:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	61, // 79: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	83, // 80: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	83, // 81: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	83, // 82: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	69, // 83: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	70, // 84: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	87, // 85: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	86, // [86:86] is the sub-list for method output_type
+	86, // [86:86] is the sub-list for method input_type
+	86, // [86:86] is the sub-list for extension type_name
+	86, // [86:86] is the sub-list for extension extendee
+	0,  // [0:86] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }
@@ -5263,16 +5612,16 @@ func file_vcfservices_lifecycle_v1_messages_proto_init() {
 	file_vcfservices_lifecycle_v1_rollout_types_proto_init()
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[0].OneofWrappers = []any{}
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[8].OneofWrappers = []any{}
-	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13].OneofWrappers = []any{}
-	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14].OneofWrappers = []any{}
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17].OneofWrappers = []any{}
+	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18].OneofWrappers = []any{}
+	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vcfservices_lifecycle_v1_messages_proto_rawDesc), len(file_vcfservices_lifecycle_v1_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   78,
+			NumMessages:   82,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -34,6 +34,9 @@ type Change struct {
 	// use ("": the provider's default).
 	Rollout         *lifecycle.RolloutRequest
 	RolloutStrategy *string
+	// Override lets the upgrade (Source) through its check ERRORs
+	// (administrators only: the server's auth table); Reason is required.
+	Override *lifecycle.Override
 	// Revision makes the change conditional on the service's revision.
 	Revision    *int64
 	RequestedBy string
@@ -119,6 +122,9 @@ func (c *Change) validate(bundles lifecycle.Bundles) error {
 			}
 		}
 	}
+	if err := validateOverride(c.Override, c.Source != nil && *c.Source != ""); err != nil {
+		return err
+	}
 	if c.Accepted != nil && c.Accepted.AccessGrants != nil {
 		if _, err := canonicalJSON(c.Accepted.AccessGrants); err != nil {
 			return fmt.Errorf("accepted.accessGrants: %w: %w", err, lifecycle.ErrInvalidArgument)
@@ -149,12 +155,19 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 		if err := refuseKnownVersion(ctx, &r.d, current, *c.Source); err != nil {
 			return nil, err
 		}
+		if err := r.refuseUnaccepted(ctx, current, *c.Source, c.Accepted); err != nil {
+			return nil, err
+		}
 	}
 	// Acceptance is checked against a render before the transaction: it
 	// calls the renderer and must not hold the store.
 	var wantGrants map[string]any
 	activating := c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateActive && current.LifecycleState == lifecycle.StateInactive
-	if activating || (c.Accepted != nil && current.Digest != "") {
+	upgrading := c.Source != nil && *c.Source != "" && *c.Source != current.Source
+	if c.Override != nil && !upgrading {
+		return nil, fmt.Errorf("override goes with a new source (an upgrade); %s already runs %s: %w", id, current.Source, lifecycle.ErrInvalidArgument)
+	}
+	if activating || (c.Accepted != nil && current.Digest != "" && !upgrading) {
 		b, err := steps.LoadBundle(r.d.Bundles, current)
 		if err != nil {
 			return nil, err
@@ -216,7 +229,14 @@ func applyValues(svc *lifecycle.Service, c Change) {
 // any. It must be repeatable (the transaction may retry).
 func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[string]any) (*lifecycle.Operation, error) {
 	busy := svc.ActiveOperation != ""
-	valuesChanged := applyFields(svc, c, wantGrants)
+	upgrade := c.Source != nil && *c.Source != "" && *c.Source != svc.Source
+	fields := c
+	if upgrade {
+		// What an upgrade request accepts is the new version's: it goes
+		// with the operation and replaces the service's once it succeeds.
+		fields.Accepted = nil
+	}
+	valuesChanged := applyFields(svc, fields, wantGrants)
 
 	// Version change: an upgrade.
 	if c.Source != nil && *c.Source != "" && *c.Source != svc.Source {
@@ -229,10 +249,19 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
 			return nil, fmt.Errorf("change either source (an upgrade) or lifecycleState in one request, not both: %w", lifecycle.ErrInvalidArgument)
 		}
+		var op *lifecycle.Operation
 		if c.strategy != nil {
-			return startRollout(d, svc, *c.Source, "", false, c.RequestedBy, c.strategy), nil
+			op = startRollout(d, svc, *c.Source, "", false, c.RequestedBy, c.strategy)
+		} else {
+			op = startUpgrade(d, svc, *c.Source, "", false, c.RequestedBy)
 		}
-		return startUpgrade(d, svc, *c.Source, "", false, c.RequestedBy), nil
+		op.Override = newOverride(c.Override, c.RequestedBy, d.Now())
+		if c.Accepted != nil {
+			a := *c.Accepted
+			a.AccessGrants = lifecycle.CloneJSON(a.AccessGrants)
+			op.Accepted = &a
+		}
+		return op, nil
 	}
 
 	if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {

@@ -114,6 +114,9 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	if err != nil {
 		return err
 	}
+	// Known from here: a refusal below names the version in the history
+	// (and an automatic upgrade does not pick it again).
+	r.op.ToVersion = v
 	if err := refuseQuarantined(ctx, d, svc.Name, v); err != nil {
 		return err
 	}
@@ -122,6 +125,9 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	}
 	if err := verifyLive(d, svc, v, b); err != nil {
 		return lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
+	}
+	if err := checkUpgradeAcceptance(ctx, d, r, v, b); err != nil {
+		return err
 	}
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
 	return d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
@@ -193,16 +199,23 @@ func upgradeEvaluate(ctx context.Context, d *Deps, r *run, u *upgradeVersions) e
 	if err != nil {
 		return err
 	}
+	if results, err = overrideErrors(ctx, d, r, results); err != nil {
+		return err
+	}
 	return steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "compatibility check failed")
 }
 
 // upgradeHook: the service's own pre-check hook.
-func upgradeHook(ctx context.Context, d *Deps, _ *run, u *upgradeVersions) error {
+func upgradeHook(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error {
 	hook, err := steps.RunHook(ctx, d.Ports.Hook(), u.old, u.ob, u.nb, u.to)
 	if err != nil {
 		return err
 	}
-	if err := steps.NoteResults(ctx, d.Writer, u.svc.ID, hook.Results, "the pre-check hook reported errors"); err != nil {
+	results, err := overrideErrors(ctx, d, r, hook.Results)
+	if err != nil {
+		return err
+	}
+	if err := steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "the pre-check hook reported errors"); err != nil {
 		return err
 	}
 	if hook.Failure != "" {
@@ -248,6 +261,7 @@ func upgradeResources(ctx context.Context, d *Deps, r *run, u *upgradeVersions) 
 	}
 	if _, err := d.Writer.Mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.Version, s.Digest, s.Source = u.to, u.nb.Digest, u.nb.Source
+		acceptOnSuccess(s, r.op)
 		return nil
 	}); err != nil {
 		return err
