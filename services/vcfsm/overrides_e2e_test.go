@@ -69,7 +69,8 @@ func TestOverrideCheckErrorsAudited(t *testing.T) {
 		require.Equal(t, "ERROR", r.Severity)
 		overridden = append(overridden, r.Message)
 	}
-	require.Len(t, overridden, 2, "%v", overridden)
+	// One compatibility ERROR, and the hook's from each Supervisor it ran on.
+	require.GreaterOrEqual(t, len(overridden), 2, "%v", overridden)
 	require.Contains(t, fmt.Sprint(overridden), "<3.0.0", "the compatibility ERROR")
 	require.Contains(t, fmt.Sprint(overridden), "backing PVC is not bound", "the hook ERROR")
 
@@ -88,7 +89,7 @@ func TestOverrideCheckErrorsAudited(t *testing.T) {
 	st.JSON(t, &state)
 	require.Equal(t, "e2e", state.Operation.Override.Principal, "the state shows the override: %s", st.Body)
 	require.Equal(t, reason, state.Operation.Override.Reason)
-	require.Len(t, state.Operation.Override.Results, 2)
+	require.Len(t, state.Operation.Override.Results, len(overridden))
 }
 
 // builtIn skips every compatibility constraint: only an administrator may
