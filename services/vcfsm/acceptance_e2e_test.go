@@ -20,6 +20,20 @@ type acceptancePlan struct {
 	} `json:"accessGrantsDiff"`
 }
 
+// accepting is what a PATCH upgrading id to src adds to accept what the
+// plan says the new version changes ("" when nothing).
+func (w *world) accepting(t testing.TB, id, src string) string {
+	t.Helper()
+	resp := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/upgrade-plan", map[string]any{"source": src})
+	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)
+	var p acceptancePlan
+	resp.JSON(t, &p)
+	if len(p.AcceptanceRequired) == 0 {
+		return ""
+	}
+	return `,"accepted":{"eula":true,"signatures":true,"accessGrants":` + string(p.AccessGrants) + `}`
+}
+
 // An upgrade whose new version changes the EULA, the signature set or the
 // access grants is refused unless the same request accepts them — 409
 // within the request when the version is registered, the upgrade Failed

@@ -137,7 +137,10 @@ func TestRegionLinkedSecretServesHTTPSHook(t *testing.T) {
 	hook.answer(200, `{"results":[{"severity":"error","message":"backing PVC is not bound"},`+
 		`{"severity":"Warning","message":"disk 91% full"},{"severity":"info","message":"3 replicas ready"}]}`)
 	src2 := w.publishOrion(t, "1.1.0", annotations, ca.PEM)
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	// Its GlobalRole's name carries the version: the grants change.
+	accept := w.accepting(t, id, src2)
+	require.NotEmpty(t, accept)
+	patch(t, w, id, `{"source":"`+src2+`"`+accept+`}`, http.StatusAccepted)
 	v = poll(t, "the upgrade to be refused", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.State != nil && anyError(v, "backing PVC is not bound")
 	})
@@ -153,7 +156,7 @@ func TestRegionLinkedSecretServesHTTPSHook(t *testing.T) {
 	require.Contains(t, string(ops.Body), "disk 91% full", "the operation's record carries the warning too")
 
 	hook.answer(200, `{"results":[{"severity":"INFO","message":"fine"}]}`)
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+accept+`}`, http.StatusAccepted)
 	v = poll(t, "the upgrade through the https hook", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.Version == "1.1.0" && v.Status == "Healthy"
 	})

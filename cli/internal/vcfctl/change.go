@@ -3,6 +3,7 @@ package vcfctl
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -20,17 +21,21 @@ import (
 type upgradeOpts struct {
 	source, version string
 	skipPlan        bool
-	wait            waitOpts
+	// What the upgrade accepts of the new version when it changes them.
+	eula, signatures, planGrants bool
+	wait                         waitOpts
 }
 
 func (a *App) upgradeCmd() *cobra.Command {
 	var o upgradeOpts
 	c := &cobra.Command{
-		Use:   "upgrade SERVICE (--source URL | --version VERSION) [--skip-plan] [--wait [--timeout D] [--settle D]]",
+		Use:   "upgrade SERVICE (--source URL | --version VERSION) [--skip-plan] [--accept-eula] [--accept-signatures] [--accept-plan-grants] [--wait [--timeout D] [--settle D]]",
 		Short: "Upgrade the service: its plan first, then the upgrade",
 		Long: "Upgrade the service to the bundle at --source, or to a version registered in the catalog\n" +
 			"(--version). The upgrade's plan runs first: when it is blocked, vcfctl prints why and exits 3\n" +
-			"without starting anything (--skip-plan starts the upgrade without it).",
+			"without starting anything (--skip-plan starts the upgrade without it). When the new version\n" +
+			"changes its EULA, signature set or access grants, the upgrade accepts them: --accept-eula,\n" +
+			"--accept-signatures, --accept-plan-grants (the grants the plan shows, printed and accepted).",
 		Args:              exactArgs("SERVICE"),
 		ValidArgsFunction: a.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -43,6 +48,9 @@ func (a *App) upgradeCmd() *cobra.Command {
 	c.Flags().StringVar(&o.source, "source", "", "bundle URL of the new version")
 	c.Flags().StringVar(&o.version, "version", "", "a version registered in the catalog ('vcfctl catalog list')")
 	c.Flags().BoolVar(&o.skipPlan, "skip-plan", false, "start the upgrade without running its plan first")
+	c.Flags().BoolVar(&o.eula, "accept-eula", false, "accept the new version's EULA")
+	c.Flags().BoolVar(&o.signatures, "accept-signatures", false, "accept the new version's signatures")
+	c.Flags().BoolVar(&o.planGrants, "accept-plan-grants", false, "accept exactly the access grants the upgrade plan shows (printed)")
 	waitFlags(c, &o.wait, "follow the upgrade until Healthy (exit 3 if it fails, or the service stays Unhealthy)")
 	return c
 }
@@ -55,16 +63,23 @@ func (a *App) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeO
 			return err
 		}
 	}
-	if !o.skipPlan {
-		if err := a.planGate(ctx, cl, id, source); err != nil {
+	body := map[string]any{"source": source}
+	if !o.skipPlan || o.planGrants {
+		p, err := a.planGate(ctx, cl, id, source, o.skipPlan)
+		if err != nil {
 			return err
 		}
+		if err := a.acceptFor(p, o, body); err != nil {
+			return err
+		}
+	} else if o.eula || o.signatures {
+		body["accepted"] = map[string]any{"eula": o.eula, "signatures": o.signatures}
 	}
 	prev, err := a.before(ctx, cl, id, o.wait)
 	if err != nil {
 		return err
 	}
-	if _, err := cl.Do(ctx, http.MethodPatch, servicePath(id), map[string]any{"source": source}); err != nil {
+	if _, err := cl.Do(ctx, http.MethodPatch, servicePath(id), body); err != nil {
 		return err
 	}
 	a.report("Upgrade of %s to %s accepted\n", id, source)
@@ -107,18 +122,18 @@ func catalogSource(ctx context.Context, cl *api.Client, id, version string) (str
 
 // planGate runs the upgrade's plan: a blocked plan prints its reasons and
 // ends with exit 3 before anything starts.
-func (a *App) planGate(ctx context.Context, cl *api.Client, id, source string) error {
+func (a *App) planGate(ctx context.Context, cl *api.Client, id, source string, skip bool) (*lifecyclev1.UpgradePlan, error) {
 	raw, err := cl.Do(ctx, http.MethodPost, servicePath(id, "upgrade-plan"), map[string]any{"source": source})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var p lifecyclev1.UpgradePlan
 	if err := decode(raw, &p); err != nil {
-		return err
+		return nil, err
 	}
-	if p.GetAllowed() {
+	if p.GetAllowed() || skip {
 		a.report("Plan %s -> %s: allowed\n", p.GetFromVersion(), p.GetToVersion())
-		return nil
+		return &p, nil
 	}
 	a.errorf("The upgrade of %s from %s to %s is blocked by its plan; nothing was started:\n", id, p.GetFromVersion(), p.GetToVersion())
 	for _, r := range p.GetBlockingReasons() {
@@ -128,7 +143,39 @@ func (a *App) planGate(ctx context.Context, cl *api.Client, id, source string) e
 		a.errorf("  suggested path: %s\n", strings.Join(append([]string{p.GetFromVersion()}, p.GetSuggestedPath()...), " -> "))
 	}
 	a.errorf("('vcfctl service plan %s --source %s' shows the whole plan; --skip-plan starts the upgrade anyway)\n", a.subject, source)
-	return errBlocked
+	return nil, errBlocked
+}
+
+// acceptFor adds to the upgrade's body what it accepts of the new
+// version, refusing (usage, exit 2) when the plan says it changes
+// something the flags do not accept.
+func (a *App) acceptFor(p *lifecyclev1.UpgradePlan, o upgradeOpts, body map[string]any) error {
+	flags := map[string]struct {
+		set  bool
+		flag string
+	}{"eula": {o.eula, "--accept-eula"}, "signatures": {o.signatures, "--accept-signatures"}, "accessGrants": {o.planGrants, "--accept-plan-grants"}}
+	var missing []string
+	for _, r := range p.GetAcceptanceRequired() {
+		if f, ok := flags[r]; ok && !f.set {
+			missing = append(missing, f.flag)
+		}
+	}
+	if len(missing) > 0 {
+		return usageErr("version %s changes its %s: the upgrade accepts with %s ('vcfctl service plan' shows what changes)",
+			p.GetToVersion(), strings.Join(p.GetAcceptanceRequired(), ", "), strings.Join(missing, " "))
+	}
+	if !o.eula && !o.signatures && !o.planGrants {
+		return nil
+	}
+	acc := map[string]any{"eula": o.eula, "signatures": o.signatures}
+	if o.planGrants {
+		grants := p.GetAccessGrants().AsMap()
+		shown, _ := json.Marshal(grants)
+		a.report("Accepting the access grants of %s: %s\n", p.GetToVersion(), shown)
+		acc["accessGrants"] = grants
+	}
+	body["accepted"] = acc
+	return nil
 }
 
 func (a *App) rollbackCmd() *cobra.Command {

@@ -104,7 +104,16 @@ func TestWalkthrough(t *testing.T) {
 	require.Regexp(t, `unchanged\s+SupervisorService\s+arcturus-install\s+supervisor-vc1`, out)
 	require.Contains(t, out, "\n  +  - RIGHT_ORG_TRAVERSE\n", "the unified diff shows the new right")
 	require.Contains(t, out, "--- current")
-	out = w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src2, "--wait")
+	// 2.0.0 trades the service account for a right bundle: the plan says
+	// so, and the upgrade accepts the grants it shows.
+	require.Contains(t, out, "Accept: accessGrants")
+	require.Contains(t, out, "  + grant VCF Automation RightBundle arcturusRightsBundle\n")
+	require.Contains(t, out, "  - grant VCF Automation VcfaServiceAccount arcturus-service-account\n")
+	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src2, "--wait")
+	require.Equal(t, vcfctl.ExitUsage, r.code, "%s %s", r.out, r.errOut)
+	require.Contains(t, r.errOut, "version 2.0.0 changes its accessGrants: the upgrade accepts with --accept-plan-grants")
+	out = w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src2, "--accept-plan-grants", "--wait")
+	require.Contains(t, out, `Accepting the access grants of 2.0.0: {"Supervisor":{"ManagementService":["vcf-depot"]},"VCF Automation":{"GlobalRole":["Arcturus Administrator"],"RightBundle":["arcturusRightsBundle"]}}`)
 	require.Contains(t, out, ": Healthy (active, version 2.0.0)")
 	r = w.run(t, "service", "plan", "arcturus.galaxy.com", "--source", src2)
 	require.Equal(t, vcfctl.ExitError, r.code, "a refused request is an error, not a usage error")
