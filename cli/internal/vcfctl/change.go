@@ -69,7 +69,7 @@ func (a *App) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeO
 		if err != nil {
 			return err
 		}
-		if err := a.acceptFor(p, o, body); err != nil {
+		if err := acceptFor(a.report, p, o, body); err != nil {
 			return err
 		}
 	} else if o.eula || o.signatures {
@@ -149,7 +149,7 @@ func (a *App) planGate(ctx context.Context, cl *api.Client, id, source string, s
 // acceptFor adds to the upgrade's body what it accepts of the new
 // version, refusing (usage, exit 2) when the plan says it changes
 // something the flags do not accept.
-func (a *App) acceptFor(p *lifecyclev1.UpgradePlan, o upgradeOpts, body map[string]any) error {
+func acceptFor(report func(string, ...any), p *lifecyclev1.UpgradePlan, o upgradeOpts, body map[string]any) error {
 	flags := map[string]struct {
 		set  bool
 		flag string
@@ -171,7 +171,7 @@ func (a *App) acceptFor(p *lifecyclev1.UpgradePlan, o upgradeOpts, body map[stri
 	if o.planGrants {
 		grants := p.GetAccessGrants().AsMap()
 		shown, _ := json.Marshal(grants)
-		a.report("Accepting the access grants of %s: %s\n", p.GetToVersion(), shown)
+		report("Accepting the access grants of %s: %s\n", p.GetToVersion(), shown)
 		acc["accessGrants"] = grants
 	}
 	body["accepted"] = acc
