@@ -44,10 +44,11 @@ func EULAOf(b *bundle.Bundle) string {
 	n := 0
 	for _, f := range b.Files {
 		name := strings.ToLower(f.Path)
-		if strings.Contains(name, "/") || !(strings.HasPrefix(name, "eula") || strings.HasPrefix(name, "license")) {
+		eula := strings.HasPrefix(name, "eula") || strings.HasPrefix(name, "license")
+		if strings.Contains(name, "/") || !eula {
 			continue
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", f.Path, len(f.Content))
+		_, _ = fmt.Fprintf(h, "%s\x00%d\x00", f.Path, len(f.Content))
 		h.Write(f.Content)
 		n++
 	}

@@ -1,7 +1,6 @@
 package steps
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,7 +50,7 @@ func TestCompareTermsAndCheck(t *testing.T) {
 				return
 			}
 			require.ErrorContains(t, err, c.refused)
-			require.True(t, errors.Is(err, lifecycle.ErrConflict), "409")
+			require.ErrorIs(t, err, lifecycle.ErrConflict, "409")
 		})
 	}
 }
