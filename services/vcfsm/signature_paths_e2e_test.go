@@ -165,6 +165,53 @@ func TestSignaturesVerifiedOnUpgradePaths(t *testing.T) {
 	}
 }
 
+// restartWithKeys stops the world's system and starts it again on its
+// data directory dir, trusting keys.
+func (w *world) restartWithKeys(t *testing.T, dir, keys string, opts ...onebox.Option) {
+	t.Helper()
+	require.NoError(t, w.box.Stop())
+	inv := filepath.Join(t.TempDir(), "inventory.yaml")
+	require.NoError(t, os.WriteFile(inv, []byte(inventoryYAML), 0o600))
+	w.box = onebox.Start(t, append([]onebox.Option{func(cfg *app.Config) {
+		cfg.Lifecycle.SourceRootCAs = w.tars.RootCAs()
+		cfg.Lifecycle.InventoryFile = inv
+		cfg.Lifecycle.ReconcileInterval = 50 * time.Millisecond
+		cfg.Lifecycle.DataDir = dir
+		cfg.Lifecycle.SignatureKeys = keys
+	}}, opts...)...)
+	w.sim = w.box.Sys.Lifecycle().Simulator()
+}
+
+// Each wave of a rollout makes the new version live on its targets: a
+// wave that would move to a version no trusted key verifies any more (its
+// key was retired while the rollout waited for approval) is refused with
+// the same error, and the rollout rolls back the waves it moved.
+func TestSignaturesVerifiedOnEachWave(t *testing.T) {
+	keys := t.TempDir()
+	vendor, vendorPEM := bundletest.NewSigningKey(t, keys, "broadcom")
+	retired, retiredPEM := bundletest.NewSigningKey(t, keys, "retired")
+	dir := t.TempDir()
+	w := newWorld(t, fastRollouts, func(cfg *app.Config) {
+		cfg.Lifecycle.DataDir = dir
+		cfg.Lifecycle.SignatureKeys = vendorPEM + "," + retiredPEM
+	})
+	id := w.installed(t, w.publishOCI(t, sameTerms("1.0.0"), func(w *world, d string) { bundletest.SignWithKey(t, w.reg, "arcturus-bundle", d, d, vendor) }))
+	src := w.publishOCI(t, sameTerms("2.0.0"), func(w *world, d string) { bundletest.SignWithKey(t, w.reg, "arcturus-bundle", d, d, retired) })
+	patch(t, w, id, `{"source":"`+src+`","accepted":{"eula":true,"signatures":true,"accessGrants":`+string(w.grants(t, id))+`},`+
+		`"rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, `,"approval":true`)+`}}`, http.StatusAccepted)
+	waitRollout(t, w, id, "WaitingApproval")
+	require.Equal(t, map[string]string{"supervisor-vc1": "2.0.0", "supervisor-eu1": "1.0.0"}, w.ssOwners(t, id), "the canary moved")
+
+	w.restartWithKeys(t, dir, vendorPEM, fastRollouts)
+	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
+	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+	r := waitRollout(t, w, id, "RolledBack")
+	require.Contains(t, r.Reason, signatureRefused)
+	require.Contains(t, r.Reason, "does not verify with any of the configured keys")
+	require.Equal(t, "1.0.0", w.waitStatus(t, id, "Healthy").Version)
+	require.Equal(t, map[string]string{"supervisor-vc1": "1.0.0", "supervisor-eu1": "1.0.0"}, w.ssOwners(t, id), "the canary came back")
+}
+
 // A rollback makes the previous version live again: it is refused, with
 // the same error, when that version no longer verifies (its key is no
 // longer trusted, or it was installed before keys were configured).
@@ -196,15 +243,7 @@ func TestSignaturesVerifiedOnRollback(t *testing.T) {
 			require.Equal(t, "Succeeded", w.waitOp(t, id, "upgrade", "2.0.0").Outcome)
 			w.waitStatus(t, id, "Healthy")
 
-			require.NoError(t, w.box.Stop())
-			inv := filepath.Join(t.TempDir(), "inventory.yaml")
-			require.NoError(t, os.WriteFile(inv, []byte(inventoryYAML), 0o600))
-			w.box = onebox.Start(t, func(cfg *app.Config) {
-				cfg.Lifecycle.SourceRootCAs = w.tars.RootCAs()
-				cfg.Lifecycle.ReconcileInterval = 50 * time.Millisecond
-				cfg.Lifecycle.DataDir = dir
-				cfg.Lifecycle.SignatureKeys = vendorPEM
-			})
+			w.restartWithKeys(t, dir, vendorPEM)
 			resp := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollback", map[string]any{})
 			require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
 			require.Contains(t, string(resp.Body), signatureRefused)
