@@ -1,6 +1,11 @@
 # VCF Service Manager. `make run` starts everything; `make test` runs every test.
 SHELL := /bin/bash
 export GOWORK := $(CURDIR)/go.work
+# go.work names the toolchain (go1.26.10: the standard library fixes govulncheck
+# asks for); Debian-style installs ship GOTOOLCHAIN=local in go.env, which would
+# ignore it, so the Makefile lets the go command switch (downloaded once into
+# the module cache). Set GOTOOLCHAIN in the environment to override.
+export GOTOOLCHAIN ?= auto
 export PATH := $(CURDIR)/.bin:$(PATH)
 
 MODULES := gen platform services/compatibility services/renderer services/precheck services/lifecycle services/gateway services/vcfsm cli

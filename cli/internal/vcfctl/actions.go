@@ -19,7 +19,7 @@ import (
 	"github.com/vcfsm/vcfsm/cli/internal/api"
 )
 
-func (a *App) createCmd() *cobra.Command {
+func (sc serviceChanges) createCmd() *cobra.Command {
 	var o waitOpts
 	var output string
 	c := &cobra.Command{
@@ -29,12 +29,12 @@ func (a *App) createCmd() *cobra.Command {
 			"REST API returns it (after --wait: as it is at the end) and progress goes to standard error.",
 		Args: exactArgs("SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := a.client()
+			cl, err := sc.sess.client()
 			if err != nil {
 				return err
 			}
 			if output != "" {
-				a.status = a.io.Err
+				sc.out.status = sc.out.io.Err
 			}
 			raw, err := cl.Do(cmd.Context(), http.MethodPost, "/v2/vcf-services", map[string]any{"source": args[0]})
 			if err != nil {
@@ -44,9 +44,9 @@ func (a *App) createCmd() *cobra.Command {
 			if err := decode(raw, &s); err != nil {
 				return err
 			}
-			a.report("Created %s (status %s)\n", s.GetId(), s.GetStatus())
+			sc.out.report("Created %s (status %s)\n", s.GetId(), s.GetStatus())
 			if o.wait {
-				if err := a.wait(cmd.Context(), cl, s.GetId(), "", goalCreated, o); err != nil {
+				if err := sc.follow.wait(cmd.Context(), cl, s.GetId(), "", goalCreated, o); err != nil {
 					return err
 				}
 				if output != "" {
@@ -58,7 +58,7 @@ func (a *App) createCmd() *cobra.Command {
 			if output == "" {
 				return nil
 			}
-			return a.writeRaw(output, raw)
+			return sc.out.writeRaw(output, raw)
 		},
 	}
 	waitFlags(c, &o, "follow the download until the service is Unresolved (exit 3 if it fails)")
@@ -99,7 +99,7 @@ var renderRoutes = map[string]string{
 	"provenance": "render-value-provenance",
 }
 
-func (a *App) renderCmd() *cobra.Command {
+func (sr serviceReads) renderCmd() *cobra.Command {
 	var valuesFile, output string
 	c := &cobra.Command{
 		Use:   "render SERVICE values|resources|grants|provenance [--values-file FILE] [-o json|yaml]",
@@ -108,7 +108,7 @@ func (a *App) renderCmd() *cobra.Command {
 			"(-o json: the same as JSON; several resources become a JSON array); grants print JSON (-o yaml: YAML);\n" +
 			"provenance prints a table (-o json|yaml: the REST document).",
 		Args:              exactArgs("SERVICE", "WHAT"),
-		ValidArgsFunction: a.completeRender,
+		ValidArgsFunction: sr.sess.completeRender,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			route, ok := renderRoutes[args[1]]
 			if !ok {
@@ -118,12 +118,12 @@ func (a *App) renderCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+			return sr.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
 				raw, err := cl.Do(cmd.Context(), http.MethodPost, servicePath(id, route), body)
 				if err != nil {
 					return err
 				}
-				return a.writeRender(args[1], output, raw)
+				return sr.writeRender(args[1], output, raw)
 			})
 		},
 	}
@@ -132,17 +132,17 @@ func (a *App) renderCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) writeRender(what, output string, raw []byte) error {
+func (sr serviceReads) writeRender(what, output string, raw []byte) error {
 	switch {
 	case (what == "values" || what == "resources") && output == formatJSON:
-		return a.writeYAMLAsJSON(what == "resources", raw)
+		return sr.out.writeYAMLAsJSON(what == "resources", raw)
 	case what == "values" || what == "resources":
-		_, err := a.io.Out.Write(raw) // application/yaml, verbatim
+		_, err := sr.out.io.Out.Write(raw) // application/yaml, verbatim
 		return err
 	case output != "":
-		return a.writeRaw(output, raw)
+		return sr.out.writeRaw(output, raw)
 	case what == "grants":
-		_, err := a.io.Out.Write(prettyJSON(raw))
+		_, err := sr.out.io.Out.Write(prettyJSON(raw))
 		return err
 	}
 	var p lifecyclev1.RenderValueProvenanceResponse
@@ -153,13 +153,13 @@ func (a *App) writeRender(what, output string, raw []byte) error {
 	for _, e := range p.GetEntries() {
 		t.row(e.GetPath(), e.GetLayer(), e.GetValue())
 	}
-	t.write(a.io.Out, a.colour())
+	t.write(sr.out.io.Out, sr.out.colour())
 	return nil
 }
 
 // writeYAMLAsJSON prints a YAML answer as indented JSON: one document as
 // an object, a stream of documents (resources) as an array.
-func (a *App) writeYAMLAsJSON(stream bool, raw []byte) error {
+func (p *printer) writeYAMLAsJSON(stream bool, raw []byte) error {
 	var docs []json.RawMessage
 	dec := yamlv3.NewDecoder(bytes.NewReader(raw))
 	for {
@@ -197,7 +197,7 @@ func (a *App) writeYAMLAsJSON(stream bool, raw []byte) error {
 	if err != nil {
 		return err
 	}
-	_, err = a.io.Out.Write(prettyJSON(out))
+	_, err = p.io.Out.Write(prettyJSON(out))
 	return err
 }
 
@@ -207,13 +207,13 @@ type activateOpts struct {
 	wait                       waitOpts
 }
 
-func (a *App) activateCmd() *cobra.Command {
+func (sc serviceChanges) activateCmd() *cobra.Command {
 	var o activateOpts
 	c := &cobra.Command{
 		Use:               "activate SERVICE --accept-eula --accept-signatures (--accept-grants FILE | --accept-rendered-grants) [--values-file FILE] [--wait [--timeout D] [--settle D]]",
 		Short:             "Accept EULA, signatures and access grants and activate the service",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !o.eula || !o.signatures {
 				return usageErr("activation needs --accept-eula and --accept-signatures")
@@ -221,7 +221,7 @@ func (a *App) activateCmd() *cobra.Command {
 			if (o.grantsFile == "") == !o.rendered {
 				return usageErr("give exactly one of --accept-grants FILE and --accept-rendered-grants")
 			}
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error { return a.activate(cmd, cl, id, o) })
+			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error { return sc.activate(cmd, cl, id, o) })
 		},
 	}
 	c.Flags().BoolVar(&o.eula, "accept-eula", false, "accept the EULA")
@@ -233,7 +233,7 @@ func (a *App) activateCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) activate(cmd *cobra.Command, cl *api.Client, id string, o activateOpts) error {
+func (sc serviceChanges) activate(cmd *cobra.Command, cl *api.Client, id string, o activateOpts) error {
 	body, err := valuesBody(o.valuesFile)
 	if err != nil {
 		return err
@@ -244,7 +244,7 @@ func (a *App) activate(cmd *cobra.Command, cl *api.Client, id string, o activate
 		if err != nil {
 			return fmt.Errorf("render the access grants: %w", err)
 		}
-		a.printf("Accepting these access grants:\n%s", prettyJSON(raw))
+		sc.out.printf("Accepting these access grants:\n%s", prettyJSON(raw))
 		grants = raw
 	} else {
 		b, err := os.ReadFile(o.grantsFile)
@@ -255,7 +255,7 @@ func (a *App) activate(cmd *cobra.Command, cl *api.Client, id string, o activate
 			return fmt.Errorf("--accept-grants %s is neither JSON nor YAML: %w", o.grantsFile, err)
 		}
 	}
-	prev, err := a.before(cmd.Context(), cl, id, o.wait)
+	prev, err := sc.follow.before(cmd.Context(), cl, id, o.wait)
 	if err != nil {
 		return err
 	}
@@ -269,33 +269,33 @@ func (a *App) activate(cmd *cobra.Command, cl *api.Client, id string, o activate
 	if _, err := cl.Do(cmd.Context(), http.MethodPatch, servicePath(id), patch); err != nil {
 		return err
 	}
-	a.report("Activation of %s accepted\n", id)
+	sc.out.report("Activation of %s accepted\n", id)
 	if !o.wait.wait {
 		return nil
 	}
 	g := goalHealthy
 	g.what = "activate"
-	return a.wait(cmd.Context(), cl, id, prev, g, o.wait)
+	return sc.follow.wait(cmd.Context(), cl, id, prev, g, o.wait)
 }
 
 // stateCmd is pause, resume or deactivate: a lifecycleState change.
-func (a *App) stateCmd(name, state, short string) *cobra.Command {
+func (sc serviceChanges) stateCmd(name, state, short string) *cobra.Command {
 	var o waitOpts
 	c := &cobra.Command{
 		Use:               name + " SERVICE [--wait [--timeout D] [--settle D]]",
 		Short:             short,
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				prev, err := a.before(cmd.Context(), cl, id, o)
+			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				prev, err := sc.follow.before(cmd.Context(), cl, id, o)
 				if err != nil {
 					return err
 				}
 				if _, err := cl.Do(cmd.Context(), http.MethodPatch, servicePath(id), map[string]any{"lifecycleState": state}); err != nil {
 					return err
 				}
-				a.report("%s of %s accepted\n", name, id)
+				sc.out.report("%s of %s accepted\n", name, id)
 				if !o.wait {
 					return nil
 				}
@@ -304,7 +304,7 @@ func (a *App) stateCmd(name, state, short string) *cobra.Command {
 					g = goalHealthy
 				}
 				g.what = name
-				return a.wait(cmd.Context(), cl, id, prev, g, o)
+				return sc.follow.wait(cmd.Context(), cl, id, prev, g, o)
 			})
 		},
 	}

@@ -48,21 +48,36 @@ type IO struct {
 	Err io.Writer
 }
 
-// App is one invocation.
+// App is one invocation: it only wires the command groups to what each
+// uses. The groups share the session (the context, the connection and
+// the SERVICE argument, for messages) and the printer (the streams).
 type App struct {
-	io      IO
+	sess *session
+	out  *printer
+}
+
+// session is the connection a command makes: the context chosen, what
+// it resolved to and the SERVICE the command was given.
+type session struct {
 	env     config.Env
 	context string // --context
-	// tty is true when Out is a terminal (colours).
-	tty bool
-	// status is where progress and "accepted" lines go: Out, or Err when
-	// Out carries a document for programs (-o json|yaml).
-	status io.Writer
 	// conn is the context the command connects with; error messages name
 	// it and where its token came from.
 	conn config.Resolved
 	// subject is the SERVICE argument as given, for hints in errors.
 	subject string
+}
+
+// printer is where a command writes: standard output for results, the
+// status stream for progress, standard error for problems.
+type printer struct {
+	io  IO
+	env config.Env
+	// tty is true when Out is a terminal (colours).
+	tty bool
+	// status is where progress and "accepted" lines go: Out, or Err when
+	// Out carries a document for programs (-o json|yaml).
+	status io.Writer
 }
 
 // exitError carries an exit code through cobra; printed errors have
@@ -89,10 +104,11 @@ var (
 // Run executes vcfctl with args (without the program name) and returns
 // the exit code.
 func Run(ctx context.Context, args []string, streams IO, env config.Env) int {
-	a := &App{io: streams, env: env, status: streams.Out}
+	out := &printer{io: streams, env: env, status: streams.Out}
 	if f, ok := streams.Out.(*os.File); ok {
-		a.tty = term.IsTerminal(int(f.Fd())) //nolint:gosec // a file descriptor fits an int
+		out.tty = term.IsTerminal(int(f.Fd())) //nolint:gosec // a file descriptor fits an int
 	}
+	a := &App{sess: &session{env: env}, out: out}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(streams.In)
@@ -114,7 +130,7 @@ func Run(ctx context.Context, args []string, streams IO, env config.Env) int {
 	case isUsage(err):
 		code = ExitUsage
 	}
-	_, _ = fmt.Fprintln(streams.Err, "Error:", a.describe(err))
+	_, _ = fmt.Fprintln(streams.Err, "Error:", a.sess.describe(err))
 	return code
 }
 
@@ -134,18 +150,32 @@ func (a *App) rootCmd() *cobra.Command {
 	}
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &exitError{code: ExitUsage, err: err} })
-	root.PersistentFlags().StringVar(&a.context, "context", "", "context to use (default: VCFCTL_CONTEXT, then the current context)")
+	root.PersistentFlags().StringVar(&a.sess.context, "context", "", "context to use (default: VCFCTL_CONTEXT, then the current context)")
 	_ = root.RegisterFlagCompletionFunc("context", func(cmd *cobra.Command, _ []string, s string) ([]string, cobra.ShellCompDirective) {
-		return a.completeContexts(cmd, nil, s)
+		return a.sess.completeContexts(cmd, nil, s)
 	})
-	root.AddCommand(a.loginCmd(), a.contextCmd(), a.serviceCmd(), a.inventoryCmd(), a.catalogCmd(),
-		a.supervisorCmd(), a.versionCmd(), a.completionCmd(root))
+	follow := follower{out: a.out, sess: a.sess, poll: rolloutPoll}
+	login := loginCmds{sess: a.sess, out: a.out}
+	reads := serviceReads{sess: a.sess, out: a.out}
+	changes := serviceChanges{sess: a.sess, out: a.out, follow: follow}
+	platform := platformCmds{sess: a.sess, out: a.out}
+	rollouts := rolloutCmds{sess: a.sess, out: a.out}
+	version := platform.versionCmd()
+	version.AddCommand(rollouts.quarantineCmd(), rollouts.clearCmd())
+	service := group("service", "Create, inspect and operate VCF Services", "services", "svc")
+	service.AddCommand(changes.createCmd(), reads.listCmd(), reads.getCmd(), reads.renderCmd(), changes.activateCmd(),
+		changes.stateCmd("pause", "paused", "Pause the service (its resources stay, reconciliation stops)"),
+		changes.stateCmd("resume", "active", "Resume a paused service"),
+		changes.stateCmd("deactivate", "inactive", "Deactivate the service (its resources are removed)"),
+		changes.planCmd(), changes.upgradeCmd(), changes.rollbackCmd(), changes.deleteCmd(), reads.watchCmd(), reads.historyCmd())
+	root.AddCommand(login.loginCmd(), login.contextCmd(), service, rollouts.rolloutCmd(), platform.inventoryCmd(),
+		platform.catalogCmd(), platform.supervisorCmd(), version, completionCmd(a.out, root))
 	return root
 }
 
 // client connects with the resolved context.
-func (a *App) client() (*api.Client, error) {
-	path, err := config.Path(a.env)
+func (s *session) client() (*api.Client, error) {
+	path, err := config.Path(s.env)
 	if err != nil {
 		return nil, err
 	}
@@ -153,11 +183,11 @@ func (a *App) client() (*api.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := config.Resolve(f, a.context, a.env)
+	r, err := config.Resolve(f, s.context, s.env)
 	if err != nil {
 		return nil, err
 	}
-	a.conn = r
+	s.conn = r
 	return api.New(r.Server, r.Token, r.CAFile)
 }
 
@@ -171,19 +201,19 @@ func exactArgs(names ...string) cobra.PositionalArgs {
 	}
 }
 
-func (a *App) printf(format string, args ...any) {
-	_, _ = fmt.Fprintf(a.io.Out, format, args...)
+func (p *printer) printf(format string, args ...any) {
+	_, _ = fmt.Fprintf(p.io.Out, format, args...)
 }
 
 // report prints a line about what happened (accepted, progress, the end
 // of a wait): on standard output, or on standard error when standard
 // output carries a document for programs.
-func (a *App) report(format string, args ...any) {
-	_, _ = fmt.Fprintf(a.status, format, args...)
+func (p *printer) report(format string, args ...any) {
+	_, _ = fmt.Fprintf(p.status, format, args...)
 }
 
-func (a *App) errorf(format string, args ...any) {
-	_, _ = fmt.Fprintf(a.io.Err, format, args...)
+func (p *printer) errorf(format string, args ...any) {
+	_, _ = fmt.Fprintf(p.io.Err, format, args...)
 }
 
 // group is a command that only holds subcommands: without one it prints

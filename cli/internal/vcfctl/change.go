@@ -12,41 +12,70 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 
 	"github.com/vcfsm/vcfsm/cli/internal/api"
 )
 
+// serviceChanges are the commands that change a service (create,
+// activate, pause, resume, deactivate, plan, upgrade, rollback, delete),
+// each optionally followed to its end.
+type serviceChanges struct {
+	sess   *session
+	out    *printer
+	follow follower
+}
+
 type upgradeOpts struct {
 	source, version string
-	skipPlan        bool
+	// rollout is the --rollout file: a strategy, YAML or JSON;
+	// strategy names a stored one; allAtOnce asks for none.
+	rollout, strategy   string
+	allAtOnce, skipPlan bool
 	// What the upgrade accepts of the new version when it changes them.
 	eula, signatures, planGrants bool
 	wait                         waitOpts
 }
 
-func (a *App) upgradeCmd() *cobra.Command {
+func (sc serviceChanges) upgradeCmd() *cobra.Command {
 	var o upgradeOpts
 	c := &cobra.Command{
-		Use:   "upgrade SERVICE (--source URL | --version VERSION) [--skip-plan] [--accept-eula] [--accept-signatures] [--accept-plan-grants] [--wait [--timeout D] [--settle D]]",
+		Use:   "upgrade SERVICE (--source URL | --version VERSION) [--rollout FILE] [--skip-plan] [--accept-eula] [--accept-signatures] [--accept-plan-grants] [--wait [--timeout D] [--settle D]]",
 		Short: "Upgrade the service: its plan first, then the upgrade",
 		Long: "Upgrade the service to the bundle at --source, or to a version registered in the catalog\n" +
 			"(--version). The upgrade's plan runs first: when it is blocked, vcfctl prints why and exits 3\n" +
 			"without starting anything (--skip-plan starts the upgrade without it). When the new version\n" +
 			"changes its EULA, signature set or access grants, the upgrade accepts them: --accept-eula,\n" +
-			"--accept-signatures, --accept-plan-grants (the grants the plan shows, printed and accepted).",
+			"--accept-signatures, --accept-plan-grants (the grants the plan shows, printed and accepted).\n\n" +
+			"--rollout FILE moves the service's Supervisors in waves (FILE: a strategy, YAML or JSON):\n" +
+			"  waves:\n" +
+			"    - {name: canary, regions: [us-west-1], soak: 10m}\n" +
+			"    - {name: rest, rest: true, approval: true, maxConcurrent: 10, maxFailures: 1, onFailure: rollback}\n" +
+			"  gateTimeout: 15m\n" +
+			"--strategy NAME rolls out by one of the provider's strategies ('vcfctl rollout strategies get');\n" +
+			"--all-at-once moves every Supervisor at once even when a default strategy applies.\n" +
+			"With --wait a rollout shows each wave (done, failed, waiting for a window, waiting for approval)\n" +
+			"until it ends: exit 0 once every target is Healthy on the new version, 3 when it rolled back\n" +
+			"(the version is then quarantined) or its rollback was refused, 4 at --timeout.",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (o.source == "") == (o.version == "") {
 				return usageErr("give exactly one of --source URL and --version VERSION (a registered version, see 'vcfctl catalog list')")
 			}
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error { return a.upgrade(cmd.Context(), cl, id, o) })
+			if n := btoi(o.rollout != "") + btoi(o.strategy != "") + btoi(o.allAtOnce); n > 1 {
+				return usageErr("give at most one of --rollout FILE, --strategy NAME and --all-at-once")
+			}
+			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error { return sc.upgrade(cmd.Context(), cl, id, o) })
 		},
 	}
 	c.Flags().StringVar(&o.source, "source", "", "bundle URL of the new version")
 	c.Flags().StringVar(&o.version, "version", "", "a version registered in the catalog ('vcfctl catalog list')")
+	c.Flags().StringVar(&o.rollout, "rollout", "", "roll the upgrade out in waves: a strategy file, YAML or JSON (see --help)")
+	c.Flags().StringVar(&o.strategy, "strategy", "", "roll the upgrade out by a strategy of the provider's ('vcfctl rollout strategies get')")
+	c.Flags().BoolVar(&o.allAtOnce, "all-at-once", false, "move every Supervisor at once, even when a default strategy applies")
 	c.Flags().BoolVar(&o.skipPlan, "skip-plan", false, "start the upgrade without running its plan first")
 	c.Flags().BoolVar(&o.eula, "accept-eula", false, "accept the new version's EULA")
 	c.Flags().BoolVar(&o.signatures, "accept-signatures", false, "accept the new version's signatures")
@@ -55,7 +84,15 @@ func (a *App) upgradeCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeOpts) error {
+func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeOpts) error {
+	body := map[string]any{}
+	rollout, file, err := rolloutRequest(o)
+	if err != nil {
+		return err
+	}
+	if rollout != nil {
+		body["rollout"] = rollout
+	}
 	source := o.source
 	if o.version != "" {
 		var err error
@@ -63,32 +100,65 @@ func (a *App) upgrade(ctx context.Context, cl *api.Client, id string, o upgradeO
 			return err
 		}
 	}
-	body := map[string]any{"source": source}
-	if !o.skipPlan || o.planGrants {
-		p, err := a.planGate(ctx, cl, id, source, o.skipPlan)
-		if err != nil {
-			return err
-		}
-		if err := acceptFor(a.report, p, o, body); err != nil {
-			return err
-		}
-	} else if o.eula || o.signatures {
-		body["accepted"] = map[string]any{"eula": o.eula, "signatures": o.signatures}
+	if err := sc.planAndAccept(ctx, cl, id, source, o, body); err != nil {
+		return err
 	}
-	prev, err := a.before(ctx, cl, id, o.wait)
+	prev, err := sc.follow.before(ctx, cl, id, o.wait)
 	if err != nil {
 		return err
 	}
+	body["source"] = source
 	if _, err := cl.Do(ctx, http.MethodPatch, servicePath(id), body); err != nil {
+		return file.place(err, "rollout.")
+	}
+	sc.out.report("Upgrade of %s to %s accepted\n", id, source)
+	if !o.wait.wait {
+		if rollout != nil && !o.allAtOnce {
+			sc.out.report("It rolls out in waves: follow it with 'vcfctl rollout get %s'\n", sc.sess.subject)
+		}
+		return nil
+	}
+	// The upgrade rolls out when it names a strategy, or the provider or
+	// the service has a default one: then its waves are shown.
+	st, err := serviceState(ctx, cl, id)
+	if err != nil {
 		return err
 	}
-	a.report("Upgrade of %s to %s accepted\n", id, source)
-	if !o.wait.wait {
-		return nil
+	if op := st.GetOperation(); op.GetType() == "rollout" && op.GetId() != prev {
+		return sc.follow.rolloutWait(ctx, cl, id, prev, op.GetId(), o.wait)
 	}
 	g := goalHealthy
 	g.what = "upgrade"
-	return a.wait(ctx, cl, id, prev, g, o.wait)
+	return sc.follow.wait(ctx, cl, id, prev, g, o.wait)
+}
+
+// rolloutRequest is the upgrade's rollout from its flags (nil: none
+// named, a default may apply) and the strategy file it was read from.
+func rolloutRequest(o upgradeOpts) (map[string]any, *protoFile, error) {
+	switch {
+	case o.allAtOnce:
+		return map[string]any{"none": true}, nil, nil
+	case o.strategy != "":
+		return map[string]any{"name": o.strategy}, nil, nil
+	case o.rollout == "":
+		return nil, nil, nil
+	}
+	strategy, pf, err := readStrategy(o.rollout)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := protojson.Marshal(strategy)
+	if err != nil {
+		return nil, nil, err
+	}
+	return map[string]any{"strategy": json.RawMessage(raw)}, pf, nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // catalogSource is the source of a registered version of the service.
@@ -122,7 +192,7 @@ func catalogSource(ctx context.Context, cl *api.Client, id, version string) (str
 
 // planGate runs the upgrade's plan: a blocked plan prints its reasons and
 // ends with exit 3 before anything starts.
-func (a *App) planGate(ctx context.Context, cl *api.Client, id, source string, skip bool) (*lifecyclev1.UpgradePlan, error) {
+func (sc serviceChanges) planGate(ctx context.Context, cl *api.Client, id, source string, skip bool) (*lifecyclev1.UpgradePlan, error) {
 	raw, err := cl.Do(ctx, http.MethodPost, servicePath(id, "upgrade-plan"), map[string]any{"source": source})
 	if err != nil {
 		return nil, err
@@ -132,18 +202,35 @@ func (a *App) planGate(ctx context.Context, cl *api.Client, id, source string, s
 		return nil, err
 	}
 	if p.GetAllowed() || skip {
-		a.report("Plan %s -> %s: allowed\n", p.GetFromVersion(), p.GetToVersion())
+		sc.out.report("Plan %s -> %s: allowed\n", p.GetFromVersion(), p.GetToVersion())
 		return &p, nil
 	}
-	a.errorf("The upgrade of %s from %s to %s is blocked by its plan; nothing was started:\n", id, p.GetFromVersion(), p.GetToVersion())
+	sc.out.errorf("The upgrade of %s from %s to %s is blocked by its plan; nothing was started:\n", id, p.GetFromVersion(), p.GetToVersion())
 	for _, r := range p.GetBlockingReasons() {
-		a.errorf("  blocked: %s\n", a.inVcfctlWords(r))
+		sc.out.errorf("  blocked: %s\n", sc.sess.inVcfctlWords(r))
 	}
 	if len(p.GetSuggestedPath()) > 0 {
-		a.errorf("  suggested path: %s\n", strings.Join(append([]string{p.GetFromVersion()}, p.GetSuggestedPath()...), " -> "))
+		sc.out.errorf("  suggested path: %s\n", strings.Join(append([]string{p.GetFromVersion()}, p.GetSuggestedPath()...), " -> "))
 	}
-	a.errorf("('vcfctl service plan %s --source %s' shows the whole plan; --skip-plan starts the upgrade anyway)\n", a.subject, source)
+	sc.out.errorf("('vcfctl service plan %s --source %s' shows the whole plan; --skip-plan starts the upgrade anyway)\n", sc.sess.subject, source)
 	return nil, errBlocked
+}
+
+// planAndAccept runs the upgrade's plan (unless --skip-plan; the plan's
+// grants are needed for --accept-plan-grants) and adds to the body what
+// the upgrade accepts of the new version.
+func (sc serviceChanges) planAndAccept(ctx context.Context, cl *api.Client, id, source string, o upgradeOpts, body map[string]any) error {
+	if o.skipPlan && !o.planGrants {
+		if o.eula || o.signatures {
+			body["accepted"] = map[string]any{"eula": o.eula, "signatures": o.signatures}
+		}
+		return nil
+	}
+	p, err := sc.planGate(ctx, cl, id, source, o.skipPlan)
+	if err != nil {
+		return err
+	}
+	return acceptFor(sc.out.report, p, o, body)
 }
 
 // acceptFor adds to the upgrade's body what it accepts of the new
@@ -178,7 +265,7 @@ func acceptFor(report func(string, ...any), p *lifecyclev1.UpgradePlan, o upgrad
 	return nil
 }
 
-func (a *App) rollbackCmd() *cobra.Command {
+func (sc serviceChanges) rollbackCmd() *cobra.Command {
 	var to string
 	var o waitOpts
 	c := &cobra.Command{
@@ -187,10 +274,10 @@ func (a *App) rollbackCmd() *cobra.Command {
 		Long: "Roll the service back to the version its last upgrade replaced (see 'vcfctl service history').\n" +
 			"--to names that version explicitly; any other version is refused.",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				prev, err := a.before(cmd.Context(), cl, id, o)
+			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				prev, err := sc.follow.before(cmd.Context(), cl, id, o)
 				if err != nil {
 					return err
 				}
@@ -205,13 +292,13 @@ func (a *App) rollbackCmd() *cobra.Command {
 				if target == "" {
 					target = "the previous version"
 				}
-				a.report("Rollback of %s to %s accepted\n", id, target)
+				sc.out.report("Rollback of %s to %s accepted\n", id, target)
 				if !o.wait {
 					return nil
 				}
 				g := goalHealthy
 				g.what = "rollback"
-				return a.wait(cmd.Context(), cl, id, prev, g, o)
+				return sc.follow.wait(cmd.Context(), cl, id, prev, g, o)
 			})
 		},
 	}
@@ -225,7 +312,7 @@ type deleteOpts struct {
 	wait                       waitOpts
 }
 
-func (a *App) deleteCmd() *cobra.Command {
+func (sc serviceChanges) deleteCmd() *cobra.Command {
 	var o deleteOpts
 	c := &cobra.Command{
 		Use:   "delete SERVICE [--force] [-y] [--ignore-not-found] [--wait [--timeout D]]",
@@ -233,21 +320,21 @@ func (a *App) deleteCmd() *cobra.Command {
 		Long: "Delete the service and every resource it installed. On a terminal vcfctl asks first; --yes (-y)\n" +
 			"answers for you, and is required when standard input is not a terminal.",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := a.client()
+			cl, err := sc.sess.client()
 			if err != nil {
 				return err
 			}
-			a.subject = args[0]
+			sc.sess.subject = args[0]
 			id, err := resolve(cmd.Context(), cl, args[0])
 			if err != nil {
-				return a.notFoundIsFine(err, args[0], o)
+				return sc.notFoundIsFine(err, args[0], o)
 			}
-			if err := a.confirmDelete(args[0], id, o); err != nil {
+			if err := sc.confirmDelete(args[0], id, o); err != nil {
 				return err
 			}
-			return a.deleteService(cmd.Context(), cl, id, o)
+			return sc.deleteService(cmd.Context(), cl, id, o)
 		},
 	}
 	c.Flags().BoolVar(&o.force, "force", false, "skip unreachable targets (their resources are recorded as orphaned)")
@@ -257,38 +344,38 @@ func (a *App) deleteCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) deleteService(ctx context.Context, cl *api.Client, id string, o deleteOpts) error {
-	prev, err := a.before(ctx, cl, id, o.wait)
+func (sc serviceChanges) deleteService(ctx context.Context, cl *api.Client, id string, o deleteOpts) error {
+	prev, err := sc.follow.before(ctx, cl, id, o.wait)
 	if err != nil {
-		return a.notFoundIsFine(err, id, o)
+		return sc.notFoundIsFine(err, id, o)
 	}
 	path := fmt.Sprintf("%s?forceDelete=%t", servicePath(id), o.force)
 	if _, err := cl.Do(ctx, http.MethodDelete, path, nil); err != nil {
-		return a.notFoundIsFine(err, id, o)
+		return sc.notFoundIsFine(err, id, o)
 	}
-	a.report("Deletion of %s accepted\n", id)
+	sc.out.report("Deletion of %s accepted\n", id)
 	if !o.wait.wait {
 		return nil
 	}
-	return a.wait(ctx, cl, id, prev, goalDeleted, o.wait)
+	return sc.follow.wait(ctx, cl, id, prev, goalDeleted, o.wait)
 }
 
 // notFoundIsFine passes err on, unless it says the service does not
 // exist and --ignore-not-found was given.
-func (a *App) notFoundIsFine(err error, ref string, o deleteOpts) error {
+func (sc serviceChanges) notFoundIsFine(err error, ref string, o deleteOpts) error {
 	if o.ignoreNotFound && (api.IsNotFound(err) || isNoService(err)) {
-		a.report("Service %s does not exist; nothing to delete\n", ref)
+		sc.out.report("Service %s does not exist; nothing to delete\n", ref)
 		return nil
 	}
 	return err
 }
 
 // confirmDelete asks on a terminal; elsewhere --yes must answer.
-func (a *App) confirmDelete(ref, id string, o deleteOpts) error {
+func (sc serviceChanges) confirmDelete(ref, id string, o deleteOpts) error {
 	if o.yes {
 		return nil
 	}
-	f, ok := a.io.In.(*os.File)
+	f, ok := sc.out.io.In.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) { //nolint:gosec // a file descriptor fits an int
 		return usageErr("delete asks for confirmation: pass --yes (-y) when standard input is not a terminal")
 	}
@@ -296,8 +383,8 @@ func (a *App) confirmDelete(ref, id string, o deleteOpts) error {
 	if ref != id {
 		name = fmt.Sprintf("%s (%s)", ref, id)
 	}
-	_, _ = fmt.Fprintf(a.io.Err, "Delete service %s and every resource it installed? [y/N] ", name)
-	answer, _ := bufio.NewReader(a.io.In).ReadString('\n')
+	_, _ = fmt.Fprintf(sc.out.io.Err, "Delete service %s and every resource it installed? [y/N] ", name)
+	answer, _ := bufio.NewReader(sc.out.io.In).ReadString('\n')
 	switch strings.ToLower(strings.TrimSpace(answer)) {
 	case "y", "yes":
 		return nil

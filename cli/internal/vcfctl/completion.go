@@ -57,7 +57,7 @@ fi
 
 `
 
-func (a *App) completionCmd(root *cobra.Command) *cobra.Command {
+func completionCmd(out *printer, root *cobra.Command) *cobra.Command {
 	return &cobra.Command{
 		Use:       "completion bash|zsh|fish",
 		Short:     "Print a shell completion script (see --help for how to install it)",
@@ -71,12 +71,12 @@ func (a *App) completionCmd(root *cobra.Command) *cobra.Command {
 				if err := root.GenBashCompletionV2(&b, true); err != nil {
 					return err
 				}
-				a.printf("%s%s", bashWithoutPackage, b.String())
+				out.printf("%s%s", bashWithoutPackage, b.String())
 				return nil
 			case "zsh":
-				return root.GenZshCompletion(a.io.Out)
+				return root.GenZshCompletion(out.io.Out)
 			case "fish":
-				return root.GenFishCompletion(a.io.Out, true)
+				return root.GenFishCompletion(out.io.Out, true)
 			}
 			return usageErr("completion %q: choose bash, zsh or fish", args[0])
 		},
@@ -85,18 +85,18 @@ func (a *App) completionCmd(root *cobra.Command) *cobra.Command {
 
 // completeServices offers the names of the services on the server of
 // the current context, for a command's SERVICE argument.
-func (a *App) completeServices(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+func (s *session) completeServices(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return a.serviceNames(cmd.Context(), toComplete), cobra.ShellCompDirectiveNoFileComp
+	return s.serviceNames(cmd.Context(), toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 // completeRender offers a service, then what to render.
-func (a *App) completeRender(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+func (s *session) completeRender(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 	switch len(args) {
 	case 0:
-		return a.serviceNames(cmd.Context(), toComplete), cobra.ShellCompDirectiveNoFileComp
+		return s.serviceNames(cmd.Context(), toComplete), cobra.ShellCompDirectiveNoFileComp
 	case 1:
 		return []string{"values", "resources", "grants", "provenance"}, cobra.ShellCompDirectiveNoFileComp
 	}
@@ -105,13 +105,13 @@ func (a *App) completeRender(cmd *cobra.Command, args []string, toComplete strin
 
 // serviceNames asks the server for the names starting with prefix (one
 // page of the list); a server that does not answer offers nothing.
-func (a *App) serviceNames(ctx context.Context, prefix string) []string {
+func (s *session) serviceNames(ctx context.Context, prefix string) []string {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	cl, err := a.client()
+	cl, err := s.client()
 	if err != nil {
 		return nil
 	}
@@ -128,20 +128,20 @@ func (a *App) serviceNames(ctx context.Context, prefix string) []string {
 		return nil
 	}
 	names := make([]string, 0, len(list.GetValues()))
-	for _, s := range list.GetValues() {
-		if s.GetName() != "" && strings.HasPrefix(s.GetName(), prefix) {
-			names = append(names, s.GetName())
+	for _, svc := range list.GetValues() {
+		if svc.GetName() != "" && strings.HasPrefix(svc.GetName(), prefix) {
+			names = append(names, svc.GetName())
 		}
 	}
 	return names
 }
 
 // completeContexts offers the context names of the config file.
-func (a *App) completeContexts(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+func (s *session) completeContexts(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
 	if len(args) > 0 {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	f, _, err := a.loadConfig()
+	f, _, err := s.loadConfig()
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"github.com/vcfsm/vcfsm/cli/internal/api"
@@ -13,35 +14,35 @@ import (
 // here. The server's message comes without HTTP preambles, REST hints
 // become the vcfctl command that does the same, a refused token names the
 // context and where the token came from.
-func (a *App) describe(err error) string {
+func (s *session) describe(err error) string {
 	var ae *api.Error
 	if errors.As(err, &ae) {
 		switch ae.Status {
 		case http.StatusUnauthorized:
-			return a.unauthorized(ae)
+			return s.unauthorized(ae)
 		case http.StatusForbidden:
-			return fmt.Sprintf("%s (context %s, %s)", a.inVcfctlWords(err.Error()), a.contextName(), a.conn.TokenSource)
+			return fmt.Sprintf("%s (context %s, %s)", s.inVcfctlWords(err.Error()), s.contextName(), s.conn.TokenSource)
 		}
 	}
-	return a.inVcfctlWords(err.Error())
+	return s.inVcfctlWords(err.Error())
 }
 
 // unauthorized explains a 401: which context and token were refused and
 // how to get a good one.
-func (a *App) unauthorized(e *api.Error) string {
+func (s *session) unauthorized(e *api.Error) string {
 	return fmt.Sprintf("%s refused the token of context %s (%s): %s; log in again "+
 		"('vcfctl login --server %s --token-file FILE'), or set VCFCTL_TOKEN",
-		orDash(a.conn.Server), a.contextName(), a.conn.TokenSource, strings.TrimSuffix(tokenHint.Replace(e.Message), ":"), orDash(a.conn.Server))
+		orDash(s.conn.Server), s.contextName(), s.conn.TokenSource, strings.TrimSuffix(tokenHint.Replace(e.Message), ":"), orDash(s.conn.Server))
 }
 
 // tokenHint drops the REST instruction of the gateway's 401 message.
 var tokenHint = strings.NewReplacer(": send Authorization: Bearer <token>", "")
 
-func (a *App) contextName() string {
-	if a.conn.Name == "" {
+func (s *session) contextName() string {
+	if s.conn.Name == "" {
 		return "(none: VCFCTL_SERVER)"
 	}
-	return fmt.Sprintf("%q", a.conn.Name)
+	return fmt.Sprintf("%q", s.conn.Name)
 }
 
 // restHints are REST phrases of the server's messages and the vcfctl
@@ -58,11 +59,15 @@ var restHints = []struct{ rest, vcfctl string }{
 	{"(GET /v2/inventory)", "('vcfctl inventory get')"},
 	{"use DELETE /v2/vcf-services/{id}", "use 'vcfctl service delete {SERVICE}'"},
 	{"POST /rollback", "'vcfctl service rollback {SERVICE}'"},
+	{"(PUT /v2/rollout-strategies)", "('vcfctl rollout strategies set FILE')"},
 }
 
+// clearHint is the REST way out of a quarantine a refusal names.
+var clearHint = regexp.MustCompile(`\(DELETE /v2/vcf-service-versions/([^/\s]+)/([^/\s]+)/quarantine, or vcfctl version clear\)`)
+
 // inVcfctlWords rewrites the server's REST hints as vcfctl commands.
-func (a *App) inVcfctlWords(msg string) string {
-	subject := a.subject
+func (s *session) inVcfctlWords(msg string) string {
+	subject := s.subject
 	if subject == "" {
 		subject = "SERVICE"
 	}
@@ -77,5 +82,5 @@ func (a *App) inVcfctlWords(msg string) string {
 		words := strings.NewReplacer("{SERVICE}", subject, "{EXISTING}", other).Replace(h.vcfctl)
 		msg = strings.ReplaceAll(msg, h.rest, words)
 	}
-	return msg
+	return clearHint.ReplaceAllString(msg, "('vcfctl version clear $1 $2')")
 }

@@ -15,20 +15,26 @@ import (
 	"github.com/vcfsm/vcfsm/cli/internal/config"
 )
 
+// loginCmds are login and the contexts it saves.
+type loginCmds struct {
+	sess *session
+	out  *printer
+}
+
 type loginOpts struct {
 	server, tokenFile, name, caFile string
 	tokenStdin                      bool
 }
 
-func (a *App) loginCmd() *cobra.Command {
+func (lc loginCmds) loginCmd() *cobra.Command {
 	var o loginOpts
 	c := &cobra.Command{
 		Use:   "login --server URL (--token-file FILE | --token-stdin) [--context NAME] [--ca-file FILE]",
 		Short: "Check the credentials against the server and save them as a context",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o.name = a.context
-			return a.login(cmd, o)
+			o.name = lc.sess.context
+			return lc.login(cmd, o)
 		},
 	}
 	c.Flags().StringVar(&o.server, "server", "", "REST base URL, e.g. https://vcfsm.example.com:8080")
@@ -38,7 +44,7 @@ func (a *App) loginCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) login(cmd *cobra.Command, o loginOpts) error {
+func (lc loginCmds) login(cmd *cobra.Command, o loginOpts) error {
 	if o.server == "" {
 		return usageErr("--server is required")
 	}
@@ -48,7 +54,7 @@ func (a *App) login(cmd *cobra.Command, o loginOpts) error {
 	ctxEntry := config.Context{Server: strings.TrimSuffix(o.server, "/")}
 	var token string
 	if o.tokenStdin {
-		line, _ := bufio.NewReader(a.io.In).ReadString('\n') // a last line without newline is fine
+		line, _ := bufio.NewReader(lc.out.io.In).ReadString('\n') // a last line without newline is fine
 		token = strings.TrimSpace(line)
 		if token == "" {
 			return errors.New("no token on standard input")
@@ -91,7 +97,7 @@ func (a *App) login(cmd *cobra.Command, o loginOpts) error {
 		}
 		return fmt.Errorf("login to %s failed: %w", ctxEntry.Server, err)
 	}
-	path, err := config.Path(a.env)
+	path, err := config.Path(lc.sess.env)
 	if err != nil {
 		return err
 	}
@@ -108,18 +114,18 @@ func (a *App) login(cmd *cobra.Command, o loginOpts) error {
 	if err := f.Save(path); err != nil {
 		return err
 	}
-	a.printf("Logged in to %s as context %q (saved in %s)\n", ctxEntry.Server, name, path)
+	lc.out.printf("Logged in to %s as context %q (saved in %s)\n", ctxEntry.Server, name, path)
 	return nil
 }
 
-func (a *App) contextCmd() *cobra.Command {
+func (lc loginCmds) contextCmd() *cobra.Command {
 	c := group("context", "List and switch contexts")
 	c.AddCommand(&cobra.Command{
 		Use:   "list",
 		Short: "List the contexts; * marks the current one",
 		Args:  exactArgs(),
 		RunE: func(_ *cobra.Command, _ []string) error {
-			f, _, err := a.loadConfig()
+			f, _, err := lc.sess.loadConfig()
 			if err != nil {
 				return err
 			}
@@ -134,16 +140,16 @@ func (a *App) contextCmd() *cobra.Command {
 				}
 				t.row(cur, n, f.Contexts[n].Server, src)
 			}
-			t.write(a.io.Out, a.colour())
+			t.write(lc.out.io.Out, lc.out.colour())
 			return nil
 		},
 	}, &cobra.Command{
 		Use:               "use NAME",
 		Short:             "Make NAME the current context",
 		Args:              exactArgs("NAME"),
-		ValidArgsFunction: a.completeContexts,
+		ValidArgsFunction: lc.sess.completeContexts,
 		RunE: func(_ *cobra.Command, args []string) error {
-			f, path, err := a.loadConfig()
+			f, path, err := lc.sess.loadConfig()
 			if err != nil {
 				return err
 			}
@@ -154,15 +160,15 @@ func (a *App) contextCmd() *cobra.Command {
 			if err := f.Save(path); err != nil {
 				return err
 			}
-			a.printf("Switched to context %q\n", args[0])
+			lc.out.printf("Switched to context %q\n", args[0])
 			return nil
 		},
 	})
 	return c
 }
 
-func (a *App) loadConfig() (*config.File, string, error) {
-	path, err := config.Path(a.env)
+func (s *session) loadConfig() (*config.File, string, error) {
+	path, err := config.Path(s.env)
 	if err != nil {
 		return nil, "", err
 	}

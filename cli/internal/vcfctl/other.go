@@ -20,13 +20,21 @@ import (
 	"github.com/vcfsm/vcfsm/cli/internal/api"
 )
 
-func (a *App) watchCmd() *cobra.Command {
+// platformCmds are the commands about the platform rather than one
+// service: the inventory, the catalog, Supervisor upgrade checks and
+// vcfctl's own version.
+type platformCmds struct {
+	sess *session
+	out  *printer
+}
+
+func (sr serviceReads) watchCmd() *cobra.Command {
 	var output, until string
 	c := &cobra.Command{
 		Use:               "watch SERVICE [--until STATUS] [-o table|json]",
 		Short:             "Print one line per change of the service (json: the events as NDJSON) until it is deleted or interrupted, or reaches --until",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sr.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if until != "" {
 				i := slices.IndexFunc(statuses, func(s string) bool { return strings.EqualFold(s, until) })
@@ -35,16 +43,16 @@ func (a *App) watchCmd() *cobra.Command {
 				}
 				until = statuses[i]
 			}
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+			return sr.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
 				var last lifecyclev1.WatchServiceResponse
 				err := cl.WatchUntil(cmd.Context(), id, until, func(raw json.RawMessage) error {
 					if err := decode(raw, &last); err != nil {
 						return err
 					}
 					if output == formatJSON {
-						return a.writeRaw(formatJSON, raw)
+						return sr.out.writeRaw(formatJSON, raw)
 					}
-					a.printf("%s\n", watchLine(&last))
+					sr.out.printf("%s\n", watchLine(&last))
 					return nil
 				})
 				if errors.Is(err, context.Canceled) {
@@ -85,7 +93,7 @@ func watchLine(ev *lifecyclev1.WatchServiceResponse) string {
 	return strings.TrimSpace(strings.Join(parts, "  "))
 }
 
-func (a *App) inventoryCmd() *cobra.Command {
+func (pc platformCmds) inventoryCmd() *cobra.Command {
 	c := group("inventory", "Read or replace the platform inventory (regions and Supervisors)")
 	var output string
 	get := &cobra.Command{
@@ -93,7 +101,7 @@ func (a *App) inventoryCmd() *cobra.Command {
 		Short: "Print the platform inventory",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := a.client()
+			cl, err := pc.sess.client()
 			if err != nil {
 				return err
 			}
@@ -101,7 +109,7 @@ func (a *App) inventoryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return a.writeRaw(output, raw)
+			return pc.out.writeRaw(output, raw)
 		},
 	}
 	outputFlag(get, &output, formatYAML, formatJSON)
@@ -118,7 +126,7 @@ func (a *App) inventoryCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("inventory %s is neither YAML nor JSON: %w", args[0], err)
 			}
-			cl, err := a.client()
+			cl, err := pc.sess.client()
 			if err != nil {
 				return err
 			}
@@ -130,9 +138,9 @@ func (a *App) inventoryCmd() *cobra.Command {
 			if err := decode(raw, &resp); err != nil {
 				return err
 			}
-			a.printf("Inventory replaced: %d region(s)\n", len(resp.GetInventory().GetRegions()))
+			pc.out.printf("Inventory replaced: %d region(s)\n", len(resp.GetInventory().GetRegions()))
 			for _, s := range resp.GetSupervisorUpgrades() {
-				a.writeSupervisorCheck(s)
+				pc.out.writeSupervisorCheck(s)
 			}
 			return nil
 		},
@@ -141,7 +149,7 @@ func (a *App) inventoryCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) catalogCmd() *cobra.Command {
+func (pc platformCmds) catalogCmd() *cobra.Command {
 	c := group("catalog", "Registered bundle versions (upgrade targets)")
 	var output, name string
 	list := &cobra.Command{
@@ -149,7 +157,7 @@ func (a *App) catalogCmd() *cobra.Command {
 		Short: "List registered versions",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := a.client()
+			cl, err := pc.sess.client()
 			if err != nil {
 				return err
 			}
@@ -162,7 +170,7 @@ func (a *App) catalogCmd() *cobra.Command {
 				return err
 			}
 			if output != formatTable {
-				return a.writeRaw(output, raw)
+				return pc.out.writeRaw(output, raw)
 			}
 			var l lifecyclev1.ListServiceVersionsResponse
 			if err := decode(raw, &l); err != nil {
@@ -170,9 +178,14 @@ func (a *App) catalogCmd() *cobra.Command {
 			}
 			t := newTable("NAME", "VERSION", "STATUS", "SOURCE", "MESSAGE")
 			for _, v := range l.GetVersions() {
-				t.row(v.GetName(), v.GetVersion(), v.GetStatus(), v.GetSource(), v.GetMessage())
+				status, msg := v.GetStatus(), v.GetMessage()
+				if q := v.GetQuarantine(); q != nil {
+					// Listing versions shows a quarantine first: upgrades to it are refused.
+					status, msg = "Quarantined", strings.TrimSpace("since "+shortTime(q.GetAt())+" by "+orDash(q.GetBy())+": "+q.GetReason()+" "+msg)
+				}
+				t.row(v.GetName(), v.GetVersion(), status, v.GetSource(), msg)
 			}
-			t.write(a.io.Out, a.colour())
+			t.write(pc.out.io.Out, pc.out.colour())
 			return nil
 		},
 	}
@@ -183,7 +196,7 @@ func (a *App) catalogCmd() *cobra.Command {
 		Short: "Register a bundle version without installing it",
 		Args:  exactArgs("SOURCE"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cl, err := a.client()
+			cl, err := pc.sess.client()
 			if err != nil {
 				return err
 			}
@@ -195,7 +208,7 @@ func (a *App) catalogCmd() *cobra.Command {
 			if err := decode(raw, &v); err != nil {
 				return err
 			}
-			a.printf("Registered %s (status %s)\n", orDash(strings.TrimSpace(v.GetName()+" "+v.GetVersion())), v.GetStatus())
+			pc.out.printf("Registered %s (status %s)\n", orDash(strings.TrimSpace(v.GetName()+" "+v.GetVersion())), v.GetStatus())
 			return nil
 		},
 	}
@@ -203,7 +216,7 @@ func (a *App) catalogCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) supervisorCmd() *cobra.Command {
+func (pc platformCmds) supervisorCmd() *cobra.Command {
 	c := group("supervisor", "Supervisor upgrades against installed services")
 	var version string
 	check := &cobra.Command{
@@ -214,7 +227,7 @@ func (a *App) supervisorCmd() *cobra.Command {
 			if version == "" {
 				return usageErr("--version is required")
 			}
-			cl, err := a.client()
+			cl, err := pc.sess.client()
 			if err != nil {
 				return err
 			}
@@ -227,7 +240,7 @@ func (a *App) supervisorCmd() *cobra.Command {
 			if err := decode(raw, &r); err != nil {
 				return err
 			}
-			a.writeSupervisorCheck(&r)
+			pc.out.writeSupervisorCheck(&r)
 			if r.GetBlocked() {
 				return errBlocked
 			}
@@ -239,12 +252,12 @@ func (a *App) supervisorCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) writeSupervisorCheck(r *lifecyclev1.CheckSupervisorUpgradeResponse) {
+func (p *printer) writeSupervisorCheck(r *lifecyclev1.CheckSupervisorUpgradeResponse) {
 	verdict := "allowed"
 	if r.GetBlocked() {
 		verdict = "BLOCKED"
 	}
-	a.printf("Supervisor %s -> %s: %s\n", r.GetSupervisor(), r.GetTargetVersion(), verdict)
+	p.printf("Supervisor %s -> %s: %s\n", r.GetSupervisor(), r.GetTargetVersion(), verdict)
 	t := newTable("SERVICE", "VERSION", "SEVERITY", "MESSAGE")
 	for _, s := range r.GetServices() {
 		if len(s.GetResults()) == 0 {
@@ -254,16 +267,16 @@ func (a *App) writeSupervisorCheck(r *lifecyclev1.CheckSupervisorUpgradeResponse
 			t.row(s.GetName(), s.GetVersion(), c.GetSeverity(), c.GetMessage())
 		}
 	}
-	t.write(a.io.Out, a.colour())
+	t.write(p.io.Out, p.colour())
 }
 
-func (a *App) versionCmd() *cobra.Command {
+func (pc platformCmds) versionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print vcfctl's version",
+		Short: "Print vcfctl's version; quarantine or clear a service version",
 		Args:  exactArgs(),
 		RunE: func(_ *cobra.Command, _ []string) error {
-			a.printf("%s\n", versionLine())
+			pc.out.printf("%s\n", versionLine())
 			return nil
 		},
 	}

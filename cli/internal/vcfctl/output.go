@@ -42,18 +42,18 @@ func outputFlag(c *cobra.Command, dst *string, allowed ...string) {
 }
 
 // writeRaw prints the REST JSON verbatim (json) or converted to YAML.
-func (a *App) writeRaw(format string, raw []byte) error {
+func (p *printer) writeRaw(format string, raw []byte) error {
 	switch format {
 	case formatJSON:
 		raw = bytes.TrimRight(raw, "\n")
-		_, err := fmt.Fprintf(a.io.Out, "%s\n", raw)
+		_, err := fmt.Fprintf(p.io.Out, "%s\n", raw)
 		return err
 	case formatYAML:
 		y, err := yaml.JSONToYAML(raw)
 		if err != nil {
 			return fmt.Errorf("convert the answer to YAML: %w", err)
 		}
-		_, err = a.io.Out.Write(y)
+		_, err = p.io.Out.Write(y)
 		return err
 	}
 	return fmt.Errorf("format %q has no raw form", format)
@@ -61,8 +61,8 @@ func (a *App) writeRaw(format string, raw []byte) error {
 
 // colour tells whether tables are coloured: on a terminal, unless
 // NO_COLOR is set (https://no-color.org) or TERM is dumb.
-func (a *App) colour() bool {
-	return a.tty && a.env("NO_COLOR") == "" && a.env("TERM") != "dumb"
+func (p *printer) colour() bool {
+	return p.tty && p.env("NO_COLOR") == "" && p.env("TERM") != "dumb"
 }
 
 // table is an aligned text table whose status-like cells are coloured
@@ -112,11 +112,12 @@ func (t *table) write(w io.Writer, colour bool) {
 // ANSI colour.
 func statusColour(s string) string {
 	switch s {
-	case "Healthy", "Succeeded", "Passed", "Ready", "INFO", "created", "active":
+	case "Healthy", "Succeeded", "Passed", "Ready", "INFO", "created", "active", "Done":
 		return "\x1b[32m" // green
-	case "Unhealthy", "Failed", "Stuck", "ERROR", "BLOCKED", "decommissioned", "Unavailable":
+	case "Unhealthy", "Failed", "Stuck", "ERROR", "BLOCKED", "decommissioned", "Unavailable", "RollbackRefused", "Quarantined":
 		return "\x1b[31m" // red
-	case "Busy", "Maintenance", "Running", "WARN", "WARNING", "Warning", "reconfigured", "RolledBack", "Unresolved", "paused":
+	case "Busy", "Maintenance", "Running", "WARN", "WARNING", "Warning", "reconfigured", "RolledBack", "Unresolved", "paused",
+		"WaitingApproval", "WaitingForWindow", "RollingBack", "Moving", "Verifying", "Blocked", "Paused":
 		return "\x1b[33m" // yellow
 	}
 	return ""

@@ -15,7 +15,7 @@ import (
 	"github.com/vcfsm/vcfsm/cli/internal/api"
 )
 
-func (a *App) planCmd() *cobra.Command {
+func (sc serviceChanges) planCmd() *cobra.Command {
 	var source, version, output string
 	c := &cobra.Command{
 		Use:   "plan SERVICE --source URL [-o table|json|yaml]",
@@ -23,12 +23,12 @@ func (a *App) planCmd() *cobra.Command {
 		Long: "Preview an upgrade without changing anything. Exits 3 when the upgrade would be blocked,\n" +
 			"so scripts can gate an upgrade on its plan.",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if (source == "") == (version == "") {
 				return usageErr("give exactly one of --source URL and --version VERSION (a registered version)")
 			}
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
 				raw, err := cl.Do(cmd.Context(), http.MethodPost, servicePath(id, "upgrade-plan"),
 					map[string]any{"source": source, "targetVersion": version})
 				if err != nil {
@@ -39,9 +39,9 @@ func (a *App) planCmd() *cobra.Command {
 					return err
 				}
 				if output != formatTable {
-					err = a.writeRaw(output, raw)
+					err = sc.out.writeRaw(output, raw)
 				} else {
-					writePlan(a.io.Out, &p, a.colour())
+					writePlan(sc.out.io.Out, &p, sc.out.colour())
 				}
 				if err == nil && !p.GetAllowed() {
 					return errBlocked

@@ -25,17 +25,17 @@ type progress interface {
 
 // newProgress draws a live bar where it can: on a terminal that has a
 // window size and is not TERM=dumb. Elsewhere it prints plain lines.
-func (a *App) newProgress(what string) progress {
-	if a.liveTerminal(a.status) {
-		return newBar(a.status, what)
+func (p *printer) newProgress(what string) progress {
+	if p.liveTerminal(p.status) {
+		return newBar(p.status, what)
 	}
-	return &plainProgress{w: a.status, what: what}
+	return &plainProgress{w: p.status, what: what}
 }
 
 // liveTerminal tells whether w can show a redrawn bar.
-func (a *App) liveTerminal(w io.Writer) bool {
+func (p *printer) liveTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok || a.env("TERM") == "dumb" {
+	if !ok || p.env("TERM") == "dumb" {
 		return false
 	}
 	fd := int(f.Fd()) //nolint:gosec // a file descriptor fits an int

@@ -82,12 +82,12 @@ func isNoService(err error) bool {
 }
 
 // withService runs fn with a client and the resolved id of args[0].
-func (a *App) withService(cmd *cobra.Command, ref string, fn func(cl *api.Client, id string) error) error {
-	cl, err := a.client()
+func (s *session) withService(cmd *cobra.Command, ref string, fn func(cl *api.Client, id string) error) error {
+	cl, err := s.client()
 	if err != nil {
 		return err
 	}
-	a.subject = ref
+	s.subject = ref
 	id, err := resolve(cmd.Context(), cl, ref)
 	if err != nil {
 		return err
@@ -95,14 +95,11 @@ func (a *App) withService(cmd *cobra.Command, ref string, fn func(cl *api.Client
 	return fn(cl, id)
 }
 
-func (a *App) serviceCmd() *cobra.Command {
-	c := group("service", "Create, inspect and operate VCF Services", "services", "svc")
-	c.AddCommand(a.createCmd(), a.listCmd(), a.getCmd(), a.renderCmd(), a.activateCmd(),
-		a.stateCmd("pause", "paused", "Pause the service (its resources stay, reconciliation stops)"),
-		a.stateCmd("resume", "active", "Resume a paused service"),
-		a.stateCmd("deactivate", "inactive", "Deactivate the service (its resources are removed)"),
-		a.planCmd(), a.upgradeCmd(), a.rollbackCmd(), a.deleteCmd(), a.watchCmd(), a.historyCmd())
-	return c
+// serviceReads are the commands that read services and change nothing:
+// list, get, history, watch, render.
+type serviceReads struct {
+	sess *session
+	out  *printer
 }
 
 type listOpts struct {
@@ -111,14 +108,14 @@ type listOpts struct {
 	page, pageSize       int
 }
 
-func (a *App) listCmd() *cobra.Command {
+func (sr serviceReads) listCmd() *cobra.Command {
 	var o listOpts
 	c := &cobra.Command{
 		Use:   "list [--filter FIQL] [--sort FIELD] [--desc] [--all-pages] [-o table|json|yaml]",
 		Short: "List services",
 		Args:  exactArgs(),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cl, err := a.client()
+			cl, err := sr.sess.client()
 			if err != nil {
 				return err
 			}
@@ -131,19 +128,19 @@ func (a *App) listCmd() *cobra.Command {
 				return err
 			}
 			if o.output != formatTable {
-				return a.writeRaw(o.output, raw)
+				return sr.out.writeRaw(o.output, raw)
 			}
 			if len(list.GetValues()) == 0 {
-				a.printf("No services found.\n")
+				sr.out.printf("No services found.\n")
 				return nil
 			}
 			t := newTable("NAME", "VERSION", "STATUS", "STATE", "PHASE", "ID")
 			for _, s := range list.GetValues() {
 				t.row(s.GetName(), s.GetVersion(), s.GetStatus(), s.GetLifecycleState(), orDash(s.GetPhase()), strings.TrimPrefix(s.GetId(), idPrefix))
 			}
-			t.write(a.io.Out, a.colour())
+			t.write(sr.out.io.Out, sr.out.colour())
 			if !o.allPages && list.GetPageCount() > list.GetPage() {
-				a.printf("(page %d of %d, %d services; --all-pages for all)\n", list.GetPage(), list.GetPageCount(), list.GetResultTotal())
+				sr.out.printf("(page %d of %d, %d services; --all-pages for all)\n", list.GetPage(), list.GetPageCount(), list.GetResultTotal())
 			}
 			return nil
 		},
@@ -200,27 +197,27 @@ func listServices(ctx context.Context, cl *api.Client, o listOpts) ([]byte, *lif
 	return merged, &first, err
 }
 
-func (a *App) getCmd() *cobra.Command {
+func (sr serviceReads) getCmd() *cobra.Command {
 	var output string
 	c := &cobra.Command{
 		Use:               "get SERVICE [-o table|json|yaml]",
 		Short:             "Show one service with its resources and errors",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sr.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+			return sr.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
 				raw, err := cl.Do(cmd.Context(), http.MethodGet, servicePath(id)+"?state=true", nil)
 				if err != nil {
 					return err
 				}
 				if output != formatTable {
-					return a.writeRaw(output, raw)
+					return sr.out.writeRaw(output, raw)
 				}
 				var s lifecyclev1.VcfService
 				if err := decode(raw, &s); err != nil {
 					return err
 				}
-				a.writeService(&s)
+				sr.out.writeService(&s)
 				return nil
 			})
 		},
@@ -229,7 +226,7 @@ func (a *App) getCmd() *cobra.Command {
 	return c
 }
 
-func (a *App) writeService(s *lifecyclev1.VcfService) {
+func (p *printer) writeService(s *lifecyclev1.VcfService) {
 	kv := newTable("FIELD", "VALUE")
 	kv.row("Name", s.GetName())
 	kv.row("ID", s.GetId())
@@ -246,28 +243,31 @@ func (a *App) writeService(s *lifecyclev1.VcfService) {
 	if op := s.GetState().GetOperation(); op != nil && op.GetType() != "" {
 		kv.row("Operation", operationText(op))
 	}
-	kv.write(a.io.Out, a.colour())
+	if r := s.GetRollout(); r != nil && r.GetOperationId() != "" {
+		kv.row("Rollout", rolloutSummaryText(r))
+	}
+	kv.write(p.io.Out, p.colour())
 	if rs := s.GetState().GetResources(); len(rs) > 0 {
-		a.printf("\nResources:\n")
+		p.printf("\nResources:\n")
 		t := newTable("TYPE", "NAME", "SUPERVISOR", "STATUS", "VERSION", "MESSAGE")
 		for _, r := range rs {
 			t.row(r.GetType(), orDash(r.GetName()), orDash(r.GetSupervisor()), r.GetStatus(), orDash(r.GetOwnerVersion()), r.GetMessage())
 		}
-		t.write(a.io.Out, a.colour())
+		t.write(p.io.Out, p.colour())
 	}
-	a.writeErrorDetails(s.GetState().GetErrorDetails())
+	p.writeErrorDetails(s.GetState().GetErrorDetails())
 }
 
-func (a *App) writeErrorDetails(ds []*lifecyclev1.ErrorDetail) {
+func (p *printer) writeErrorDetails(ds []*lifecyclev1.ErrorDetail) {
 	if len(ds) == 0 {
 		return
 	}
-	a.printf("\nErrors:\n")
+	p.printf("\nErrors:\n")
 	t := newTable("TYPE", "SEVERITY", "MESSAGE")
 	for _, d := range ds {
 		t.row(d.GetType(), d.GetSeverity(), d.GetMessage())
 	}
-	t.write(a.io.Out, a.colour())
+	t.write(p.io.Out, p.colour())
 }
 
 func percentText(p int32) string {
@@ -277,21 +277,21 @@ func percentText(p int32) string {
 	return fmt.Sprintf("%d%%", p)
 }
 
-func (a *App) historyCmd() *cobra.Command {
+func (sr serviceReads) historyCmd() *cobra.Command {
 	var output string
 	c := &cobra.Command{
 		Use:               "history SERVICE [-o table|json|yaml]",
 		Short:             "Every operation recorded for the service, oldest first",
 		Args:              exactArgs("SERVICE"),
-		ValidArgsFunction: a.completeServices,
+		ValidArgsFunction: sr.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withService(cmd, args[0], func(cl *api.Client, id string) error {
+			return sr.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
 				raw, err := cl.Do(cmd.Context(), http.MethodGet, servicePath(id, "history"), nil)
 				if err != nil {
 					return err
 				}
 				if output != formatTable {
-					return a.writeRaw(output, raw)
+					return sr.out.writeRaw(output, raw)
 				}
 				var h lifecyclev1.ListServiceHistoryResponse
 				if err := decode(raw, &h); err != nil {
@@ -302,8 +302,8 @@ func (a *App) historyCmd() *cobra.Command {
 					t.row(shortTime(op.GetStartedAt()), op.GetType(), orDash(op.GetFromVersion()), orDash(op.GetToVersion()),
 						op.GetOutcome(), orDash(op.GetRequestedBy()), stepsText(op.GetSteps()))
 				}
-				t.write(a.io.Out, a.colour())
-				a.printf("\nLast known good version: %s\n", orDash(h.GetLastKnownGoodVersion()))
+				t.write(sr.out.io.Out, sr.out.colour())
+				sr.out.printf("\nLast known good version: %s\n", orDash(h.GetLastKnownGoodVersion()))
 				return nil
 			})
 		},

@@ -71,6 +71,15 @@ func waitFlags(c *cobra.Command, o *waitOpts, help string) {
 	}
 }
 
+// follower follows the operation an action started until it ends, and
+// judges how it ended.
+type follower struct {
+	out  *printer
+	sess *session // the server's hints in vcfctl words
+	// poll is how often a rollout is read (rolloutPoll).
+	poll time.Duration
+}
+
 // currentOperation is the id of the service's running (or last) operation.
 func currentOperation(ctx context.Context, cl *api.Client, id string) (string, error) {
 	st, err := serviceState(ctx, cl, id)
@@ -95,7 +104,7 @@ func serviceState(ctx context.Context, cl *api.Client, id string) (*lifecyclev1.
 // before is the service's last operation before an action, when the
 // action will be waited for: an operation with another id afterwards is
 // the action's, even when it has already ended.
-func (a *App) before(ctx context.Context, cl *api.Client, id string, o waitOpts) (string, error) {
+func (f follower) before(ctx context.Context, cl *api.Client, id string, o waitOpts) (string, error) {
 	if !o.wait {
 		return "", nil
 	}
@@ -104,7 +113,8 @@ func (a *App) before(ctx context.Context, cl *api.Client, id string, o waitOpts)
 
 // waiter follows one operation on the watch stream.
 type waiter struct {
-	a    *App
+	out  *printer
+	sess *session
 	cl   *api.Client
 	id   string
 	opID string
@@ -125,15 +135,15 @@ type waiter struct {
 // blocks (errBlocked, details printed), times out (exit 4), or something
 // else goes wrong. Actions that start no operation are judged by status
 // alone.
-func (a *App) wait(ctx context.Context, cl *api.Client, id, prev string, g goal, o waitOpts) error {
+func (f follower) wait(ctx context.Context, cl *api.Client, id, prev string, g goal, o waitOpts) error {
 	opID, err := currentOperation(ctx, cl, id)
 	switch {
 	case api.IsNotFound(err) && g.deleted:
-		a.report("%s: deleted\n", g.what)
+		f.out.report("%s: deleted\n", g.what)
 		return nil
 	case api.IsNotFound(err):
 		// Gone already: its history says why.
-		w := &waiter{a: a, cl: cl, id: id, g: g, o: o, prog: &plainProgress{w: a.status, what: g.what}}
+		w := &waiter{out: f.out, sess: f.sess, cl: cl, id: id, g: g, o: o, prog: &plainProgress{w: f.out.status, what: g.what}}
 		return w.vanished(ctx)
 	case err != nil:
 		return err
@@ -141,7 +151,7 @@ func (a *App) wait(ctx context.Context, cl *api.Client, id, prev string, g goal,
 	if opID == prev {
 		opID = ""
 	}
-	w := &waiter{a: a, cl: cl, id: id, opID: opID, g: g, o: o, prog: a.newProgress(g.what), succeeded: opID == ""}
+	w := &waiter{out: f.out, sess: f.sess, cl: cl, id: id, opID: opID, g: g, o: o, prog: f.out.newProgress(g.what), succeeded: opID == ""}
 	defer w.stopTimers()
 	err = w.follow(ctx)
 	if err != nil {
@@ -310,10 +320,10 @@ func (w *waiter) stopTimers() {
 func (w *waiter) reached(ev *lifecyclev1.WatchServiceResponse) error {
 	w.prog.finish(true)
 	if ev == nil {
-		w.a.report("%s: deleted\n", w.g.what)
+		w.out.report("%s: deleted\n", w.g.what)
 		return nil
 	}
-	w.a.report("%s %s: %s (%s, version %s)\n", w.g.what, w.id, ev.GetStatus(), ev.GetLifecycleState(), ev.GetVersion())
+	w.out.report("%s %s: %s (%s, version %s)\n", w.g.what, w.id, ev.GetStatus(), ev.GetLifecycleState(), ev.GetVersion())
 	return nil
 }
 

@@ -21,9 +21,9 @@ func (w *waiter) blocked(ctx context.Context, why string) error {
 	if err != nil {
 		return err
 	}
-	w.a.errorf("%s %s did not reach its goal: %s\n", w.g.what, w.id, why)
+	w.out.errorf("%s %s did not reach its goal: %s\n", w.g.what, w.id, why)
 	for _, d := range st.GetErrorDetails() {
-		w.a.errorf("  %s %s: %s\n", d.GetSeverity(), d.GetType(), w.a.inVcfctlWords(d.GetMessage()))
+		w.out.errorf("  %s %s: %s\n", d.GetSeverity(), d.GetType(), w.sess.inVcfctlWords(d.GetMessage()))
 	}
 	return errBlocked
 }
@@ -34,10 +34,10 @@ func (w *waiter) blocked(ctx context.Context, why string) error {
 func (w *waiter) vanished(ctx context.Context) error {
 	w.prog.finish(false)
 	if op, err := w.operation(ctx); err == nil && op.GetOutcome() != "Succeeded" {
-		w.a.errorf("%s %s did not reach its goal: operation %s; the service was removed\n", w.g.what, w.id, op.GetOutcome())
+		w.out.errorf("%s %s did not reach its goal: operation %s; the service was removed\n", w.g.what, w.id, op.GetOutcome())
 		for _, s := range op.GetSteps() {
 			if s.GetStatus() == "Failed" {
-				w.a.errorf("  step %s: %s\n", s.GetName(), w.a.inVcfctlWords(s.GetMessage()))
+				w.out.errorf("  step %s: %s\n", s.GetName(), w.sess.inVcfctlWords(s.GetMessage()))
 			}
 		}
 		return errBlocked
@@ -49,22 +49,22 @@ func (w *waiter) vanished(ctx context.Context) error {
 // 4: the operation itself goes on.
 func (w *waiter) timedOut(ctx context.Context) error {
 	w.prog.finish(false)
-	w.a.errorf("%s %s: not done after %s (--timeout); the operation goes on (follow it with 'vcfctl service watch %s')\n",
+	w.out.errorf("%s %s: not done after %s (--timeout); the operation goes on (follow it with 'vcfctl service watch %s')\n",
 		w.g.what, w.id, w.o.timeout, w.id)
 	st, err := serviceState(ctx, w.cl, w.id)
 	if err != nil {
 		return err
 	}
 	if op := st.GetOperation(); op != nil && op.GetId() == w.opID && op.GetOutcome() == "" {
-		w.a.errorf("  operation %s\n", operationText(op))
+		w.out.errorf("  operation %s\n", operationText(op))
 	}
 	if w.last != nil {
-		w.a.errorf("  service status %s\n", w.last.GetStatus())
+		w.out.errorf("  service status %s\n", w.last.GetStatus())
 	}
 	if pending := pendingResources(st); len(pending) > 0 {
-		w.a.errorf("  still pending:\n")
+		w.out.errorf("  still pending:\n")
 		for _, p := range pending {
-			w.a.errorf("    %s\n", p)
+			w.out.errorf("    %s\n", p)
 		}
 	}
 	return &exitError{code: ExitTimeout, err: errTimedOut, printed: true}

@@ -49,7 +49,7 @@ type world struct {
 	tmp  string
 }
 
-func newWorld(t *testing.T) *world {
+func newWorld(t *testing.T, opts ...onebox.Option) *world {
 	t.Helper()
 	w := &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t), hook: newHook(t), tmp: t.TempDir()}
 	inv := filepath.Join(w.tmp, "inventory.yaml")
@@ -60,6 +60,9 @@ func newWorld(t *testing.T) *world {
 		c.Lifecycle.ReconcileInterval = 50 * time.Millisecond
 		c.Lifecycle.StepTimeout = 30 * time.Second
 		c.Precheck.Resolve = []string{hookHost + "=" + w.hook.Listener.Addr().String()}
+		for _, o := range opts {
+			o(c)
+		}
 	})
 	w.env = map[string]string{"XDG_CONFIG_HOME": filepath.Join(w.tmp, "config"), "HOME": w.tmp}
 	return w

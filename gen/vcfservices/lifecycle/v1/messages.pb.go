@@ -1543,7 +1543,12 @@ type ServiceUpdate struct {
 	RolloutStrategy string          `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
 	// Administrators only: the ERROR results of this upgrade's compatibility
 	// check and pre-check hook do not block it.
-	Override      *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
+	Override *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
+	// Execute a stored upgrade plan (POST upgrade-plan with store): the
+	// upgrade takes the plan's version and rollout, and is refused (409, with
+	// what changed) when the service, the inventory or the catalog changed
+	// since the plan was made, or the plan expired.
+	PlanId        string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1683,6 +1688,13 @@ func (x *ServiceUpdate) GetOverride() *Override {
 	return nil
 }
 
+func (x *ServiceUpdate) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
 // ServicePatch is the body of PATCH (api.md `PatchServiceRequest`); only the
 // fields named in the update mask change.
 type ServicePatch struct {
@@ -1705,7 +1717,9 @@ type ServicePatch struct {
 	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
 	// Administrators only: the ERROR results of this upgrade's compatibility
 	// check and pre-check hook do not block it.
-	Override      *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
+	Override *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
+	// Execute a stored upgrade plan (see ServiceUpdate.plan_id).
+	PlanId        string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1843,6 +1857,13 @@ func (x *ServicePatch) GetOverride() *Override {
 		return x.Override
 	}
 	return nil
+}
+
+func (x *ServicePatch) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
 }
 
 // CreateServiceRequest is api.md's CreateServiceRequest.
@@ -3579,6 +3600,13 @@ type PreviewUpgradeRequest struct {
 	Source string `protobuf:"bytes,2,opt,name=source,proto3" json:"source,omitempty"`
 	// A registered version of the same service; used when source is empty.
 	TargetVersion string `protobuf:"bytes,3,opt,name=target_version,json=targetVersion,proto3" json:"target_version,omitempty"`
+	// Plan the upgrade as a fleet rollout: the plan then has a line per
+	// Supervisor (its wave, its window, its checks, its resources). Without
+	// one, the service's (or the provider's default) strategy, if any.
+	Rollout *RolloutRequest `protobuf:"bytes,4,opt,name=rollout,proto3" json:"rollout,omitempty"`
+	// Keep the plan so the upgrade can execute it as approved (plan_id on
+	// PATCH/PUT); only an allowed plan is kept.
+	Store         bool `protobuf:"varint,5,opt,name=store,proto3" json:"store,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3632,6 +3660,20 @@ func (x *PreviewUpgradeRequest) GetTargetVersion() string {
 		return x.TargetVersion
 	}
 	return ""
+}
+
+func (x *PreviewUpgradeRequest) GetRollout() *RolloutRequest {
+	if x != nil {
+		return x.Rollout
+	}
+	return nil
+}
+
+func (x *PreviewUpgradeRequest) GetStore() bool {
+	if x != nil {
+		return x.Store
+	}
+	return false
 }
 
 // PreviewUpgradeResponse carries the upgrade plan.
@@ -3704,8 +3746,16 @@ type UpgradePlan struct {
 	// What the upgrade request must accept because the new version changes
 	// it: eula, signatures, accessGrants. Empty: nothing.
 	AcceptanceRequired []string `protobuf:"bytes,92,rep,name=acceptance_required,json=acceptanceRequired,proto3" json:"acceptance_required,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// Per Supervisor, when the upgrade rolls out in waves.
+	Targets []*TargetPlan `protobuf:"bytes,11,rep,name=targets,proto3" json:"targets,omitempty"`
+	// Set when the plan was stored (store: true); the upgrade executes it
+	// with plan_id until expires_at (RFC 3339).
+	PlanId    string `protobuf:"bytes,12,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	ExpiresAt string `protobuf:"bytes,13,opt,name=expires_at,json=expiresAt,proto3" json:"expires_at,omitempty"`
+	// The strategy the plan lays the waves out with (empty: all at once).
+	RolloutStrategy string `protobuf:"bytes,14,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *UpgradePlan) Reset() {
@@ -3829,6 +3879,156 @@ func (x *UpgradePlan) GetAcceptanceRequired() []string {
 	return nil
 }
 
+func (x *UpgradePlan) GetTargets() []*TargetPlan {
+	if x != nil {
+		return x.Targets
+	}
+	return nil
+}
+
+func (x *UpgradePlan) GetPlanId() string {
+	if x != nil {
+		return x.PlanId
+	}
+	return ""
+}
+
+func (x *UpgradePlan) GetExpiresAt() string {
+	if x != nil {
+		return x.ExpiresAt
+	}
+	return ""
+}
+
+func (x *UpgradePlan) GetRolloutStrategy() string {
+	if x != nil {
+		return x.RolloutStrategy
+	}
+	return ""
+}
+
+// TargetPlan is what a fleet rollout would do on one Supervisor.
+type TargetPlan struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Supervisor string                 `protobuf:"bytes,1,opt,name=supervisor,proto3" json:"supervisor,omitempty"`
+	Region     string                 `protobuf:"bytes,2,opt,name=region,proto3" json:"region,omitempty"`
+	// 1-based wave index and the wave's name.
+	Wave     int32  `protobuf:"varint,3,opt,name=wave,proto3" json:"wave,omitempty"`
+	WaveName string `protobuf:"bytes,4,opt,name=wave_name,json=waveName,proto3" json:"wave_name,omitempty"`
+	// When the Supervisor's maintenance window next opens (RFC 3339); empty
+	// when it is open now or the Supervisor has none.
+	WindowOpens string `protobuf:"bytes,5,opt,name=window_opens,json=windowOpens,proto3" json:"window_opens,omitempty"`
+	// False when a check blocks this Supervisor's wave.
+	Allowed       bool              `protobuf:"varint,6,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	Compatibility []*v1.CheckResult `protobuf:"bytes,7,rep,name=compatibility,proto3" json:"compatibility,omitempty"`
+	// The pre-check hook's answer on this Supervisor (a dry run).
+	Hook            []*v1.CheckResult    `protobuf:"bytes,8,rep,name=hook,proto3" json:"hook,omitempty"`
+	Resources       []*ResourcePlanEntry `protobuf:"bytes,9,rep,name=resources,proto3" json:"resources,omitempty"`
+	BlockingReasons []string             `protobuf:"bytes,10,rep,name=blocking_reasons,json=blockingReasons,proto3" json:"blocking_reasons,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *TargetPlan) Reset() {
+	*x = TargetPlan{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TargetPlan) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TargetPlan) ProtoMessage() {}
+
+func (x *TargetPlan) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TargetPlan.ProtoReflect.Descriptor instead.
+func (*TargetPlan) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{53}
+}
+
+func (x *TargetPlan) GetSupervisor() string {
+	if x != nil {
+		return x.Supervisor
+	}
+	return ""
+}
+
+func (x *TargetPlan) GetRegion() string {
+	if x != nil {
+		return x.Region
+	}
+	return ""
+}
+
+func (x *TargetPlan) GetWave() int32 {
+	if x != nil {
+		return x.Wave
+	}
+	return 0
+}
+
+func (x *TargetPlan) GetWaveName() string {
+	if x != nil {
+		return x.WaveName
+	}
+	return ""
+}
+
+func (x *TargetPlan) GetWindowOpens() string {
+	if x != nil {
+		return x.WindowOpens
+	}
+	return ""
+}
+
+func (x *TargetPlan) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+func (x *TargetPlan) GetCompatibility() []*v1.CheckResult {
+	if x != nil {
+		return x.Compatibility
+	}
+	return nil
+}
+
+func (x *TargetPlan) GetHook() []*v1.CheckResult {
+	if x != nil {
+		return x.Hook
+	}
+	return nil
+}
+
+func (x *TargetPlan) GetResources() []*ResourcePlanEntry {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *TargetPlan) GetBlockingReasons() []string {
+	if x != nil {
+		return x.BlockingReasons
+	}
+	return nil
+}
+
 // HookReport is the outcome of a service's pre-check hook.
 type HookReport struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -3845,7 +4045,7 @@ type HookReport struct {
 
 func (x *HookReport) Reset() {
 	*x = HookReport{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3857,7 +4057,7 @@ func (x *HookReport) String() string {
 func (*HookReport) ProtoMessage() {}
 
 func (x *HookReport) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3870,7 +4070,7 @@ func (x *HookReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookReport.ProtoReflect.Descriptor instead.
 func (*HookReport) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{53}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *HookReport) GetConfigured() bool {
@@ -3927,7 +4127,7 @@ type ResourcePlanEntry struct {
 
 func (x *ResourcePlanEntry) Reset() {
 	*x = ResourcePlanEntry{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3939,7 +4139,7 @@ func (x *ResourcePlanEntry) String() string {
 func (*ResourcePlanEntry) ProtoMessage() {}
 
 func (x *ResourcePlanEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3952,7 +4152,7 @@ func (x *ResourcePlanEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourcePlanEntry.ProtoReflect.Descriptor instead.
 func (*ResourcePlanEntry) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{54}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ResourcePlanEntry) GetType() string {
@@ -4007,7 +4207,7 @@ type ListServiceHistoryRequest struct {
 
 func (x *ListServiceHistoryRequest) Reset() {
 	*x = ListServiceHistoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4019,7 +4219,7 @@ func (x *ListServiceHistoryRequest) String() string {
 func (*ListServiceHistoryRequest) ProtoMessage() {}
 
 func (x *ListServiceHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4032,7 +4232,7 @@ func (x *ListServiceHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListServiceHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{55}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListServiceHistoryRequest) GetId() string {
@@ -4053,7 +4253,7 @@ type ListServiceHistoryResponse struct {
 
 func (x *ListServiceHistoryResponse) Reset() {
 	*x = ListServiceHistoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4065,7 +4265,7 @@ func (x *ListServiceHistoryResponse) String() string {
 func (*ListServiceHistoryResponse) ProtoMessage() {}
 
 func (x *ListServiceHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4078,7 +4278,7 @@ func (x *ListServiceHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListServiceHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{56}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListServiceHistoryResponse) GetOperations() []*Operation {
@@ -4110,7 +4310,7 @@ type WatchServiceRequest struct {
 
 func (x *WatchServiceRequest) Reset() {
 	*x = WatchServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4122,7 +4322,7 @@ func (x *WatchServiceRequest) String() string {
 func (*WatchServiceRequest) ProtoMessage() {}
 
 func (x *WatchServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4135,7 +4335,7 @@ func (x *WatchServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServiceRequest.ProtoReflect.Descriptor instead.
 func (*WatchServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{57}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *WatchServiceRequest) GetId() string {
@@ -4173,7 +4373,7 @@ type WatchServiceResponse struct {
 
 func (x *WatchServiceResponse) Reset() {
 	*x = WatchServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4185,7 +4385,7 @@ func (x *WatchServiceResponse) String() string {
 func (*WatchServiceResponse) ProtoMessage() {}
 
 func (x *WatchServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4198,7 +4398,7 @@ func (x *WatchServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServiceResponse.ProtoReflect.Descriptor instead.
 func (*WatchServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{58}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WatchServiceResponse) GetId() string {
@@ -4275,7 +4475,7 @@ type RegisterServiceVersionRequest struct {
 
 func (x *RegisterServiceVersionRequest) Reset() {
 	*x = RegisterServiceVersionRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4287,7 +4487,7 @@ func (x *RegisterServiceVersionRequest) String() string {
 func (*RegisterServiceVersionRequest) ProtoMessage() {}
 
 func (x *RegisterServiceVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4300,7 +4500,7 @@ func (x *RegisterServiceVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterServiceVersionRequest.ProtoReflect.Descriptor instead.
 func (*RegisterServiceVersionRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{59}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RegisterServiceVersionRequest) GetSource() string {
@@ -4327,7 +4527,7 @@ type RegisterServiceVersionResponse struct {
 
 func (x *RegisterServiceVersionResponse) Reset() {
 	*x = RegisterServiceVersionResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4339,7 +4539,7 @@ func (x *RegisterServiceVersionResponse) String() string {
 func (*RegisterServiceVersionResponse) ProtoMessage() {}
 
 func (x *RegisterServiceVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4352,7 +4552,7 @@ func (x *RegisterServiceVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterServiceVersionResponse.ProtoReflect.Descriptor instead.
 func (*RegisterServiceVersionResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{60}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *RegisterServiceVersionResponse) GetVersion() *ServiceVersion {
@@ -4384,7 +4584,7 @@ type ServiceVersion struct {
 
 func (x *ServiceVersion) Reset() {
 	*x = ServiceVersion{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4396,7 +4596,7 @@ func (x *ServiceVersion) String() string {
 func (*ServiceVersion) ProtoMessage() {}
 
 func (x *ServiceVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4409,7 +4609,7 @@ func (x *ServiceVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceVersion.ProtoReflect.Descriptor instead.
 func (*ServiceVersion) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{61}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ServiceVersion) GetName() string {
@@ -4492,7 +4692,7 @@ type ListServiceVersionsRequest struct {
 
 func (x *ListServiceVersionsRequest) Reset() {
 	*x = ListServiceVersionsRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4504,7 +4704,7 @@ func (x *ListServiceVersionsRequest) String() string {
 func (*ListServiceVersionsRequest) ProtoMessage() {}
 
 func (x *ListServiceVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4517,7 +4717,7 @@ func (x *ListServiceVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListServiceVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{62}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListServiceVersionsRequest) GetName() string {
@@ -4537,7 +4737,7 @@ type ListServiceVersionsResponse struct {
 
 func (x *ListServiceVersionsResponse) Reset() {
 	*x = ListServiceVersionsResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4549,7 +4749,7 @@ func (x *ListServiceVersionsResponse) String() string {
 func (*ListServiceVersionsResponse) ProtoMessage() {}
 
 func (x *ListServiceVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4562,7 +4762,7 @@ func (x *ListServiceVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListServiceVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{63}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListServiceVersionsResponse) GetVersions() []*ServiceVersion {
@@ -4581,7 +4781,7 @@ type GetPlatformInventoryRequest struct {
 
 func (x *GetPlatformInventoryRequest) Reset() {
 	*x = GetPlatformInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4593,7 +4793,7 @@ func (x *GetPlatformInventoryRequest) String() string {
 func (*GetPlatformInventoryRequest) ProtoMessage() {}
 
 func (x *GetPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4606,7 +4806,7 @@ func (x *GetPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlatformInventoryRequest.ProtoReflect.Descriptor instead.
 func (*GetPlatformInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{64}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{65}
 }
 
 // GetPlatformInventoryResponse carries the platform inventory.
@@ -4619,7 +4819,7 @@ type GetPlatformInventoryResponse struct {
 
 func (x *GetPlatformInventoryResponse) Reset() {
 	*x = GetPlatformInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4631,7 +4831,7 @@ func (x *GetPlatformInventoryResponse) String() string {
 func (*GetPlatformInventoryResponse) ProtoMessage() {}
 
 func (x *GetPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4644,7 +4844,7 @@ func (x *GetPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlatformInventoryResponse.ProtoReflect.Descriptor instead.
 func (*GetPlatformInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{65}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetPlatformInventoryResponse) GetInventory() *v1.Inventory {
@@ -4664,7 +4864,7 @@ type PutPlatformInventoryRequest struct {
 
 func (x *PutPlatformInventoryRequest) Reset() {
 	*x = PutPlatformInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4676,7 +4876,7 @@ func (x *PutPlatformInventoryRequest) String() string {
 func (*PutPlatformInventoryRequest) ProtoMessage() {}
 
 func (x *PutPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4689,7 +4889,7 @@ func (x *PutPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutPlatformInventoryRequest.ProtoReflect.Descriptor instead.
 func (*PutPlatformInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{66}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *PutPlatformInventoryRequest) GetInventory() *v1.Inventory {
@@ -4711,7 +4911,7 @@ type PutPlatformInventoryResponse struct {
 
 func (x *PutPlatformInventoryResponse) Reset() {
 	*x = PutPlatformInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4723,7 +4923,7 @@ func (x *PutPlatformInventoryResponse) String() string {
 func (*PutPlatformInventoryResponse) ProtoMessage() {}
 
 func (x *PutPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4736,7 +4936,7 @@ func (x *PutPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutPlatformInventoryResponse.ProtoReflect.Descriptor instead.
 func (*PutPlatformInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{67}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *PutPlatformInventoryResponse) GetInventory() *v1.Inventory {
@@ -4768,7 +4968,7 @@ type CheckSupervisorUpgradeRequest struct {
 
 func (x *CheckSupervisorUpgradeRequest) Reset() {
 	*x = CheckSupervisorUpgradeRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[68]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4780,7 +4980,7 @@ func (x *CheckSupervisorUpgradeRequest) String() string {
 func (*CheckSupervisorUpgradeRequest) ProtoMessage() {}
 
 func (x *CheckSupervisorUpgradeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[68]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4793,7 +4993,7 @@ func (x *CheckSupervisorUpgradeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSupervisorUpgradeRequest.ProtoReflect.Descriptor instead.
 func (*CheckSupervisorUpgradeRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{68}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CheckSupervisorUpgradeRequest) GetSupervisor() string {
@@ -4830,7 +5030,7 @@ type CheckSupervisorUpgradeResponse struct {
 
 func (x *CheckSupervisorUpgradeResponse) Reset() {
 	*x = CheckSupervisorUpgradeResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[69]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4842,7 +5042,7 @@ func (x *CheckSupervisorUpgradeResponse) String() string {
 func (*CheckSupervisorUpgradeResponse) ProtoMessage() {}
 
 func (x *CheckSupervisorUpgradeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[69]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4855,7 +5055,7 @@ func (x *CheckSupervisorUpgradeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSupervisorUpgradeResponse.ProtoReflect.Descriptor instead.
 func (*CheckSupervisorUpgradeResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{69}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CheckSupervisorUpgradeResponse) GetSupervisor() string {
@@ -4900,7 +5100,7 @@ type ServiceCompatibility struct {
 
 func (x *ServiceCompatibility) Reset() {
 	*x = ServiceCompatibility{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[70]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4912,7 +5112,7 @@ func (x *ServiceCompatibility) String() string {
 func (*ServiceCompatibility) ProtoMessage() {}
 
 func (x *ServiceCompatibility) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[70]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4925,7 +5125,7 @@ func (x *ServiceCompatibility) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceCompatibility.ProtoReflect.Descriptor instead.
 func (*ServiceCompatibility) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{70}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ServiceCompatibility) GetId() string {
@@ -5116,7 +5316,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x04 \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\x05 \x01(\tR\n" +
-	"finishedAt\"\xf7\a\n" +
+	"finishedAt\"\x90\b\n" +
 	"\rServiceUpdate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12?\n" +
 	"\x06values\x18\x02 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
@@ -5133,7 +5333,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
 	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12>\n" +
-	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x1a9\n" +
+	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x12\x17\n" +
+	"\aplan_id\x18F \x01(\tR\x06planId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5143,7 +5344,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\xf9\a\n" +
+	"\t_revision\"\x92\b\n" +
 	"\fServicePatch\x12?\n" +
 	"\x06values\x18\x01 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
 	"\x0flifecycle_state\x18\x02 \x01(\tR\x0elifecycleState\x12\x14\n" +
@@ -5160,7 +5361,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
 	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12>\n" +
-	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x1a9\n" +
+	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x12\x17\n" +
+	"\aplan_id\x18F \x01(\tR\x06planId\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5291,13 +5493,15 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0etarget_version\x18\x02 \x01(\tR\rtargetVersion\"Y\n" +
 	"\x17RollbackServiceResponse\x12>\n" +
-	"\aservice\x18\x01 \x01(\v2$.vcfservices.lifecycle.v1.VcfServiceR\aservice\"f\n" +
+	"\aservice\x18\x01 \x01(\v2$.vcfservices.lifecycle.v1.VcfServiceR\aservice\"\xc0\x01\n" +
 	"\x15PreviewUpgradeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12%\n" +
-	"\x0etarget_version\x18\x03 \x01(\tR\rtargetVersion\"S\n" +
+	"\x0etarget_version\x18\x03 \x01(\tR\rtargetVersion\x12B\n" +
+	"\arollout\x18\x04 \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12\x14\n" +
+	"\x05store\x18\x05 \x01(\bR\x05store\"S\n" +
 	"\x16PreviewUpgradeResponse\x129\n" +
-	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\xd4\x05\n" +
+	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\xf7\x06\n" +
 	"\vUpgradePlan\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
 	"\n" +
@@ -5313,7 +5517,27 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	" \x03(\tR\x0fblockingReasons\x12<\n" +
 	"\raccess_grants\x18Z \x01(\v2\x17.google.protobuf.StructR\faccessGrants\x12X\n" +
 	"\x12access_grants_diff\x18[ \x01(\v2*.vcfservices.lifecycle.v1.AccessGrantsDiffR\x10accessGrantsDiff\x12/\n" +
-	"\x13acceptance_required\x18\\ \x03(\tR\x12acceptanceRequired\"\xba\x01\n" +
+	"\x13acceptance_required\x18\\ \x03(\tR\x12acceptanceRequired\x12>\n" +
+	"\atargets\x18\v \x03(\v2$.vcfservices.lifecycle.v1.TargetPlanR\atargets\x12\x17\n" +
+	"\aplan_id\x18\f \x01(\tR\x06planId\x12\x1d\n" +
+	"\n" +
+	"expires_at\x18\r \x01(\tR\texpiresAt\x12)\n" +
+	"\x10rollout_strategy\x18\x0e \x01(\tR\x0frolloutStrategy\"\xaa\x03\n" +
+	"\n" +
+	"TargetPlan\x12\x1e\n" +
+	"\n" +
+	"supervisor\x18\x01 \x01(\tR\n" +
+	"supervisor\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\tR\x06region\x12\x12\n" +
+	"\x04wave\x18\x03 \x01(\x05R\x04wave\x12\x1b\n" +
+	"\twave_name\x18\x04 \x01(\tR\bwaveName\x12!\n" +
+	"\fwindow_opens\x18\x05 \x01(\tR\vwindowOpens\x12\x18\n" +
+	"\aallowed\x18\x06 \x01(\bR\aallowed\x12H\n" +
+	"\rcompatibility\x18\a \x03(\v2\".vcfservices.common.v1.CheckResultR\rcompatibility\x126\n" +
+	"\x04hook\x18\b \x03(\v2\".vcfservices.common.v1.CheckResultR\x04hook\x12I\n" +
+	"\tresources\x18\t \x03(\v2+.vcfservices.lifecycle.v1.ResourcePlanEntryR\tresources\x12)\n" +
+	"\x10blocking_reasons\x18\n" +
+	" \x03(\tR\x0fblockingReasons\"\xba\x01\n" +
 	"\n" +
 	"HookReport\x12\x1e\n" +
 	"\n" +
@@ -5414,7 +5638,7 @@ func file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP() []byte {
 	return file_vcfservices_lifecycle_v1_messages_proto_rawDescData
 }
 
-var file_vcfservices_lifecycle_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 82)
+var file_vcfservices_lifecycle_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	(*VcfService)(nil),                     // 0: vcfservices.lifecycle.v1.VcfService
 	(*OverlayValues)(nil),                  // 1: vcfservices.lifecycle.v1.OverlayValues
@@ -5469,69 +5693,70 @@ var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	(*PreviewUpgradeRequest)(nil),          // 50: vcfservices.lifecycle.v1.PreviewUpgradeRequest
 	(*PreviewUpgradeResponse)(nil),         // 51: vcfservices.lifecycle.v1.PreviewUpgradeResponse
 	(*UpgradePlan)(nil),                    // 52: vcfservices.lifecycle.v1.UpgradePlan
-	(*HookReport)(nil),                     // 53: vcfservices.lifecycle.v1.HookReport
-	(*ResourcePlanEntry)(nil),              // 54: vcfservices.lifecycle.v1.ResourcePlanEntry
-	(*ListServiceHistoryRequest)(nil),      // 55: vcfservices.lifecycle.v1.ListServiceHistoryRequest
-	(*ListServiceHistoryResponse)(nil),     // 56: vcfservices.lifecycle.v1.ListServiceHistoryResponse
-	(*WatchServiceRequest)(nil),            // 57: vcfservices.lifecycle.v1.WatchServiceRequest
-	(*WatchServiceResponse)(nil),           // 58: vcfservices.lifecycle.v1.WatchServiceResponse
-	(*RegisterServiceVersionRequest)(nil),  // 59: vcfservices.lifecycle.v1.RegisterServiceVersionRequest
-	(*RegisterServiceVersionResponse)(nil), // 60: vcfservices.lifecycle.v1.RegisterServiceVersionResponse
-	(*ServiceVersion)(nil),                 // 61: vcfservices.lifecycle.v1.ServiceVersion
-	(*ListServiceVersionsRequest)(nil),     // 62: vcfservices.lifecycle.v1.ListServiceVersionsRequest
-	(*ListServiceVersionsResponse)(nil),    // 63: vcfservices.lifecycle.v1.ListServiceVersionsResponse
-	(*GetPlatformInventoryRequest)(nil),    // 64: vcfservices.lifecycle.v1.GetPlatformInventoryRequest
-	(*GetPlatformInventoryResponse)(nil),   // 65: vcfservices.lifecycle.v1.GetPlatformInventoryResponse
-	(*PutPlatformInventoryRequest)(nil),    // 66: vcfservices.lifecycle.v1.PutPlatformInventoryRequest
-	(*PutPlatformInventoryResponse)(nil),   // 67: vcfservices.lifecycle.v1.PutPlatformInventoryResponse
-	(*CheckSupervisorUpgradeRequest)(nil),  // 68: vcfservices.lifecycle.v1.CheckSupervisorUpgradeRequest
-	(*CheckSupervisorUpgradeResponse)(nil), // 69: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	(*ServiceCompatibility)(nil),           // 70: vcfservices.lifecycle.v1.ServiceCompatibility
-	nil,                                    // 71: vcfservices.lifecycle.v1.VcfService.LabelsEntry
-	nil,                                    // 72: vcfservices.lifecycle.v1.VcfService.LocationsEntry
-	nil,                                    // 73: vcfservices.lifecycle.v1.VcfService.TenantsEntry
-	nil,                                    // 74: vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	nil,                                    // 75: vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	nil,                                    // 76: vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	nil,                                    // 77: vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	nil,                                    // 78: vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	nil,                                    // 79: vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	nil,                                    // 80: vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	nil,                                    // 81: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	(*structpb.Struct)(nil),                // 82: google.protobuf.Struct
-	(*v1.Inventory)(nil),                   // 83: vcfservices.common.v1.Inventory
-	(*RolloutSummary)(nil),                 // 84: vcfservices.lifecycle.v1.RolloutSummary
-	(*v1.ResourceCheck)(nil),               // 85: vcfservices.common.v1.ResourceCheck
-	(*Rollout)(nil),                        // 86: vcfservices.lifecycle.v1.Rollout
-	(*v1.CheckResult)(nil),                 // 87: vcfservices.common.v1.CheckResult
-	(*RolloutRequest)(nil),                 // 88: vcfservices.lifecycle.v1.RolloutRequest
-	(*fieldmaskpb.FieldMask)(nil),          // 89: google.protobuf.FieldMask
-	(*v1.YamlDocument)(nil),                // 90: vcfservices.common.v1.YamlDocument
-	(*v1.PreCheckReport)(nil),              // 91: vcfservices.common.v1.PreCheckReport
-	(*Quarantine)(nil),                     // 92: vcfservices.lifecycle.v1.Quarantine
+	(*TargetPlan)(nil),                     // 53: vcfservices.lifecycle.v1.TargetPlan
+	(*HookReport)(nil),                     // 54: vcfservices.lifecycle.v1.HookReport
+	(*ResourcePlanEntry)(nil),              // 55: vcfservices.lifecycle.v1.ResourcePlanEntry
+	(*ListServiceHistoryRequest)(nil),      // 56: vcfservices.lifecycle.v1.ListServiceHistoryRequest
+	(*ListServiceHistoryResponse)(nil),     // 57: vcfservices.lifecycle.v1.ListServiceHistoryResponse
+	(*WatchServiceRequest)(nil),            // 58: vcfservices.lifecycle.v1.WatchServiceRequest
+	(*WatchServiceResponse)(nil),           // 59: vcfservices.lifecycle.v1.WatchServiceResponse
+	(*RegisterServiceVersionRequest)(nil),  // 60: vcfservices.lifecycle.v1.RegisterServiceVersionRequest
+	(*RegisterServiceVersionResponse)(nil), // 61: vcfservices.lifecycle.v1.RegisterServiceVersionResponse
+	(*ServiceVersion)(nil),                 // 62: vcfservices.lifecycle.v1.ServiceVersion
+	(*ListServiceVersionsRequest)(nil),     // 63: vcfservices.lifecycle.v1.ListServiceVersionsRequest
+	(*ListServiceVersionsResponse)(nil),    // 64: vcfservices.lifecycle.v1.ListServiceVersionsResponse
+	(*GetPlatformInventoryRequest)(nil),    // 65: vcfservices.lifecycle.v1.GetPlatformInventoryRequest
+	(*GetPlatformInventoryResponse)(nil),   // 66: vcfservices.lifecycle.v1.GetPlatformInventoryResponse
+	(*PutPlatformInventoryRequest)(nil),    // 67: vcfservices.lifecycle.v1.PutPlatformInventoryRequest
+	(*PutPlatformInventoryResponse)(nil),   // 68: vcfservices.lifecycle.v1.PutPlatformInventoryResponse
+	(*CheckSupervisorUpgradeRequest)(nil),  // 69: vcfservices.lifecycle.v1.CheckSupervisorUpgradeRequest
+	(*CheckSupervisorUpgradeResponse)(nil), // 70: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	(*ServiceCompatibility)(nil),           // 71: vcfservices.lifecycle.v1.ServiceCompatibility
+	nil,                                    // 72: vcfservices.lifecycle.v1.VcfService.LabelsEntry
+	nil,                                    // 73: vcfservices.lifecycle.v1.VcfService.LocationsEntry
+	nil,                                    // 74: vcfservices.lifecycle.v1.VcfService.TenantsEntry
+	nil,                                    // 75: vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	nil,                                    // 76: vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	nil,                                    // 77: vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	nil,                                    // 78: vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	nil,                                    // 79: vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	nil,                                    // 80: vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	nil,                                    // 81: vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	nil,                                    // 82: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	(*structpb.Struct)(nil),                // 83: google.protobuf.Struct
+	(*v1.Inventory)(nil),                   // 84: vcfservices.common.v1.Inventory
+	(*RolloutSummary)(nil),                 // 85: vcfservices.lifecycle.v1.RolloutSummary
+	(*v1.ResourceCheck)(nil),               // 86: vcfservices.common.v1.ResourceCheck
+	(*Rollout)(nil),                        // 87: vcfservices.lifecycle.v1.Rollout
+	(*v1.CheckResult)(nil),                 // 88: vcfservices.common.v1.CheckResult
+	(*RolloutRequest)(nil),                 // 89: vcfservices.lifecycle.v1.RolloutRequest
+	(*fieldmaskpb.FieldMask)(nil),          // 90: google.protobuf.FieldMask
+	(*v1.YamlDocument)(nil),                // 91: vcfservices.common.v1.YamlDocument
+	(*v1.PreCheckReport)(nil),              // 92: vcfservices.common.v1.PreCheckReport
+	(*Quarantine)(nil),                     // 93: vcfservices.lifecycle.v1.Quarantine
 }
 var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	1,  // 0: vcfservices.lifecycle.v1.VcfService.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
 	3,  // 1: vcfservices.lifecycle.v1.VcfService.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
 	4,  // 2: vcfservices.lifecycle.v1.VcfService.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	71, // 3: vcfservices.lifecycle.v1.VcfService.labels:type_name -> vcfservices.lifecycle.v1.VcfService.LabelsEntry
-	72, // 4: vcfservices.lifecycle.v1.VcfService.locations:type_name -> vcfservices.lifecycle.v1.VcfService.LocationsEntry
-	73, // 5: vcfservices.lifecycle.v1.VcfService.tenants:type_name -> vcfservices.lifecycle.v1.VcfService.TenantsEntry
-	82, // 6: vcfservices.lifecycle.v1.VcfService.metadata:type_name -> google.protobuf.Struct
+	72, // 3: vcfservices.lifecycle.v1.VcfService.labels:type_name -> vcfservices.lifecycle.v1.VcfService.LabelsEntry
+	73, // 4: vcfservices.lifecycle.v1.VcfService.locations:type_name -> vcfservices.lifecycle.v1.VcfService.LocationsEntry
+	74, // 5: vcfservices.lifecycle.v1.VcfService.tenants:type_name -> vcfservices.lifecycle.v1.VcfService.TenantsEntry
+	83, // 6: vcfservices.lifecycle.v1.VcfService.metadata:type_name -> google.protobuf.Struct
 	7,  // 7: vcfservices.lifecycle.v1.VcfService.state:type_name -> vcfservices.lifecycle.v1.State
-	83, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
 	5,  // 9: vcfservices.lifecycle.v1.VcfService.signatures:type_name -> vcfservices.lifecycle.v1.Signatures
-	84, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
-	83, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
-	82, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
+	85, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
+	84, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
+	83, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
 	6,  // 13: vcfservices.lifecycle.v1.Signatures.details:type_name -> vcfservices.lifecycle.v1.SignatureDetail
 	8,  // 14: vcfservices.lifecycle.v1.State.resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
 	13, // 15: vcfservices.lifecycle.v1.State.error_details:type_name -> vcfservices.lifecycle.v1.ErrorDetail
-	85, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
+	86, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
 	14, // 17: vcfservices.lifecycle.v1.State.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
 	8,  // 18: vcfservices.lifecycle.v1.State.orphaned_resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
-	86, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
-	87, // 20: vcfservices.lifecycle.v1.OverrideRecord.results:type_name -> vcfservices.common.v1.CheckResult
+	87, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
+	88, // 20: vcfservices.lifecycle.v1.OverrideRecord.results:type_name -> vcfservices.common.v1.CheckResult
 	12, // 21: vcfservices.lifecycle.v1.AccessGrantsDiff.added:type_name -> vcfservices.lifecycle.v1.AccessGrantValue
 	12, // 22: vcfservices.lifecycle.v1.AccessGrantsDiff.removed:type_name -> vcfservices.lifecycle.v1.AccessGrantValue
 	10, // 23: vcfservices.lifecycle.v1.OperationProgress.override:type_name -> vcfservices.lifecycle.v1.OverrideRecord
@@ -5540,68 +5765,73 @@ var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	1,  // 26: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
 	4,  // 27: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
 	3,  // 28: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	74, // 29: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	75, // 30: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	76, // 31: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	88, // 32: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	75, // 29: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	76, // 30: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	77, // 31: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	89, // 32: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
 	9,  // 33: vcfservices.lifecycle.v1.ServiceUpdate.override:type_name -> vcfservices.lifecycle.v1.Override
 	1,  // 34: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	77, // 35: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	78, // 36: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	78, // 35: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	79, // 36: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
 	3,  // 37: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
 	4,  // 38: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	79, // 39: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	88, // 40: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	80, // 39: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	89, // 40: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
 	9,  // 41: vcfservices.lifecycle.v1.ServicePatch.override:type_name -> vcfservices.lifecycle.v1.Override
-	80, // 42: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	81, // 43: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	81, // 42: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	82, // 43: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
 	0,  // 44: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
 	0,  // 45: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
 	0,  // 46: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
 	17, // 47: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
 	0,  // 48: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
 	18, // 49: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
-	89, // 50: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	90, // 50: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
 	0,  // 51: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
 	0,  // 52: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
 	7,  // 53: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
-	83, // 54: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	82, // 55: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
-	90, // 56: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
+	84, // 54: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	83, // 55: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
+	91, // 56: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
 	2,  // 57: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	90, // 58: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
+	91, // 58: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
 	2,  // 59: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
 	43, // 60: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
 	2,  // 61: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	90, // 62: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
+	91, // 62: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
 	2,  // 63: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	82, // 64: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
+	83, // 64: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
 	0,  // 65: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	52, // 66: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
-	87, // 67: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	53, // 68: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
-	91, // 69: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
-	54, // 70: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	82, // 71: vcfservices.lifecycle.v1.UpgradePlan.access_grants:type_name -> google.protobuf.Struct
-	11, // 72: vcfservices.lifecycle.v1.UpgradePlan.access_grants_diff:type_name -> vcfservices.lifecycle.v1.AccessGrantsDiff
-	87, // 73: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
-	15, // 74: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	14, // 75: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	61, // 76: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	92, // 77: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
-	10, // 78: vcfservices.lifecycle.v1.ServiceVersion.built_in_by:type_name -> vcfservices.lifecycle.v1.OverrideRecord
-	61, // 79: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	83, // 80: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	83, // 81: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	83, // 82: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	69, // 83: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	70, // 84: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	87, // 85: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	86, // [86:86] is the sub-list for method output_type
-	86, // [86:86] is the sub-list for method input_type
-	86, // [86:86] is the sub-list for extension type_name
-	86, // [86:86] is the sub-list for extension extendee
-	0,  // [0:86] is the sub-list for field type_name
+	89, // 66: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	52, // 67: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
+	88, // 68: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	54, // 69: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
+	92, // 70: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
+	55, // 71: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	83, // 72: vcfservices.lifecycle.v1.UpgradePlan.access_grants:type_name -> google.protobuf.Struct
+	11, // 73: vcfservices.lifecycle.v1.UpgradePlan.access_grants_diff:type_name -> vcfservices.lifecycle.v1.AccessGrantsDiff
+	53, // 74: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
+	88, // 75: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	88, // 76: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
+	55, // 77: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	88, // 78: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
+	15, // 79: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
+	14, // 80: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	62, // 81: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	93, // 82: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
+	10, // 83: vcfservices.lifecycle.v1.ServiceVersion.built_in_by:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	62, // 84: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	84, // 85: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 86: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 87: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	70, // 88: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	71, // 89: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	88, // 90: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	91, // [91:91] is the sub-list for method output_type
+	91, // [91:91] is the sub-list for method input_type
+	91, // [91:91] is the sub-list for extension type_name
+	91, // [91:91] is the sub-list for extension extendee
+	0,  // [0:91] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }
@@ -5621,7 +5851,7 @@ func file_vcfservices_lifecycle_v1_messages_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vcfservices_lifecycle_v1_messages_proto_rawDesc), len(file_vcfservices_lifecycle_v1_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   82,
+			NumMessages:   83,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

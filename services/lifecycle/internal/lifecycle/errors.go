@@ -21,6 +21,10 @@ var (
 	// ErrAlreadyExists: what the request would create exists already (a
 	// service for a package that has one); the message names it.
 	ErrAlreadyExists = errors.New("already exists")
+	// ErrPermissionDenied: the caller's role does not allow what this
+	// request asks beyond what its method allows (storing a plan from a
+	// preview, for instance); the message names the permission.
+	ErrPermissionDenied = errors.New("permission denied")
 	// ErrUnavailable: a dependency (another service, a target) is down.
 	ErrUnavailable = errors.New("unavailable")
 	// ErrOverloaded: a dependency is busy (the renderer's queue is full,

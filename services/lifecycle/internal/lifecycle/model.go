@@ -389,6 +389,9 @@ type OperationParams struct {
 	// QuarantineOverride is an administrator's reason for upgrading to a
 	// quarantined version.
 	QuarantineOverride string `json:"quarantineOverride,omitempty"`
+	// PlanID is the stored plan the upgrade executes; TargetDigest is then
+	// the bundle that plan was made for, and no other is installed.
+	PlanID string `json:"planId,omitempty"`
 }
 
 // Step is one recorded step.

@@ -27,6 +27,8 @@ type Repository interface {
 	Inventory(ctx context.Context) (*Inventory, error)
 	// RolloutStrategies are the provider's (none when never set).
 	RolloutStrategies(ctx context.Context) (*RolloutStrategies, error)
+	// Plan is the service's stored upgrade plan; ErrNotFound when none.
+	Plan(ctx context.Context, serviceID string) (*StoredPlan, error)
 }
 
 // Tx is a transactional view of the repository.
@@ -48,6 +50,8 @@ type Tx interface {
 	PutCatalog(e *CatalogEntry) error
 	PutInventory(inv *Inventory) error
 	PutRolloutStrategies(s *RolloutStrategies) error
+	// PutPlan stores p as its service's plan, replacing the one before.
+	PutPlan(p *StoredPlan) error
 }
 
 // Bundles fetches and keeps bundles (package bundle, which owns the

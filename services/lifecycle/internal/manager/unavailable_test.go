@@ -11,6 +11,7 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/depot"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/manager"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/reads"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/storage/storagetest"
 )
 
@@ -31,6 +32,6 @@ func TestPreviewWithoutItsBundleIsUnavailable(t *testing.T) {
 	require.ErrorIs(t, err, lifecycle.ErrUnavailable)
 	require.ErrorIs(t, err, bundle.ErrNotFound, "the cause stays in the message")
 	require.Contains(t, err.Error(), svc.Digest)
-	_, err = m.PreviewUpgrade(ctx, svc.ID, "", "2.0.0")
+	_, err = m.PreviewUpgrade(ctx, reads.PreviewRequest{ID: svc.ID, TargetVersion: "2.0.0"}, false, "")
 	require.ErrorIs(t, err, lifecycle.ErrUnavailable)
 }

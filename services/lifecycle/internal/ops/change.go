@@ -40,9 +40,13 @@ type Change struct {
 	// Revision makes the change conditional on the service's revision.
 	Revision    *int64
 	RequestedBy string
+	// PlanID executes a stored upgrade plan (ops/plan.go).
+	PlanID *string
 
 	// strategy is the rollout the upgrade resolved to (nil: all at once).
 	strategy *lifecycle.RolloutStrategy
+	// planDigest is the bundle the executed plan was made for.
+	planDigest string
 }
 
 func decodeOverlay(field, v string) error {
@@ -148,6 +152,11 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if err != nil {
 		return nil, err
 	}
+	if c.PlanID != nil && *c.PlanID != "" {
+		if err := r.applyPlan(ctx, current, &c); err != nil {
+			return nil, err
+		}
+	}
 	if err := r.resolveRollout(ctx, current, &c); err != nil {
 		return nil, err
 	}
@@ -251,9 +260,12 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		}
 		var op *lifecycle.Operation
 		if c.strategy != nil {
-			op = startRollout(d, svc, *c.Source, "", false, c.RequestedBy, c.strategy)
+			op = startRollout(d, svc, *c.Source, c.planDigest, false, c.RequestedBy, c.strategy)
 		} else {
-			op = startUpgrade(d, svc, *c.Source, "", false, c.RequestedBy)
+			op = startUpgrade(d, svc, *c.Source, c.planDigest, false, c.RequestedBy)
+		}
+		if c.PlanID != nil {
+			op.Params.PlanID = *c.PlanID
 		}
 		op.Override = newOverride(c.Override, c.RequestedBy, d.Now())
 		if c.Accepted != nil {

@@ -287,35 +287,18 @@ func gateChecks(ctx context.Context, d *Deps, r *run, u *upgradeVersions, sups [
 // among sups and hands each result to the Supervisors of that
 // environment.
 func gateCompatibility(ctx context.Context, d *Deps, u *upgradeVersions, scoped *steps.Rendered, sups []string, g *gateResults, fail func(string, error)) {
-	envs, err := steps.Environments(ctx, d.Repo, scoped)
+	v, err := steps.CompatibilityBySupervisor(ctx, d.Repo, d.Ports.Peers.Compatibility, steps.PackageVersion(u.ob, u.old.Version, u.old.BuiltIn),
+		steps.PackageVersion(u.nb, u.to, u.old.BuiltIn), scoped)
 	if err != nil {
 		fail("compatibility", err)
 		return
 	}
-	type class struct{ sup, k8s string }
-	groups := map[class][]string{}
-	var order []class
-	for _, e := range envs {
-		c := class{e.SupervisorVersion, e.KubernetesVersion}
-		if _, ok := groups[c]; !ok {
-			order = append(order, c)
+	for _, s := range sups {
+		if err := v.Failed[s]; err != nil {
+			g.errors[s] = append(g.errors[s], "compatibility: "+err.Error())
 		}
-		groups[c] = append(groups[c], e.Supervisor)
-	}
-	for _, c := range order {
-		members := groups[c]
-		verdict, err := d.Ports.Peers.Compatibility.EvaluateUpgrade(ctx, steps.PackageVersion(u.ob, u.old.Version, u.old.BuiltIn),
-			steps.PackageVersion(u.nb, u.to, u.old.BuiltIn), []lifecycle.Environment{{Supervisor: members[0], SupervisorVersion: c.sup, KubernetesVersion: c.k8s}})
-		if err != nil {
-			for _, s := range members {
-				g.errors[s] = append(g.errors[s], "compatibility: "+err.Error())
-			}
-			continue
-		}
-		for _, res := range verdict.Results {
-			for _, s := range members {
-				g.add(s, res, "compatibility")
-			}
+		for _, res := range v.Results[s] {
+			g.add(s, res, "compatibility")
 		}
 	}
 }

@@ -117,6 +117,9 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	// Known from here: a refusal below names the version in the history
 	// (and an automatic upgrade does not pick it again).
 	r.op.ToVersion = v
+	if want := r.op.Params.TargetDigest; r.op.Params.PlanID != "" && want != "" && b.Digest != want {
+		return lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the bundle at %s is %s, not the %s plan %s was made for: make a new plan", r.op.Params.Source, b.Digest, want, r.op.Params.PlanID))
+	}
 	if err := refuseQuarantined(ctx, d, svc.Name, v); err != nil {
 		return err
 	}

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fleet"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/steps"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/version"
@@ -35,6 +37,17 @@ type UpgradePlan struct {
 	// Acceptance is what the upgrade request must accept (Required), the
 	// new version's access grants and how they differ from the accepted.
 	Acceptance steps.Acceptance
+	// Targets are the fleet plan's lines, one per Supervisor, when the
+	// upgrade rolls out with Strategy (nil: all at once, no lines).
+	Targets  []TargetPlan
+	Strategy *lifecycle.RolloutStrategy
+	// Source and Digest are the target bundle's; Basis what the plan was
+	// computed from (fleet.Basis). Storing the plan keeps them.
+	Source, Digest string
+	Basis          lifecycle.PlanBasis
+	// PlanID and ExpiresAt are set once the plan is stored.
+	PlanID    string
+	ExpiresAt time.Time
 }
 
 // PlanEntry says what an upgrade does with one resource.
@@ -85,8 +98,16 @@ func planResources(have []*lifecycle.Resource, want []*lifecycle.Resource) []Pla
 
 // PreviewUpgrade runs every check of an upgrade without changing anything
 // and returns what the upgrade would do.
-func (p *Previews) PreviewUpgrade(ctx context.Context, id, source, targetVersion string) (*UpgradePlan, error) {
-	svc, err := p.reader.Get(ctx, id)
+func (p *Previews) PreviewUpgrade(ctx context.Context, req PreviewRequest) (*UpgradePlan, error) {
+	svc, err := p.reader.Get(ctx, req.ID)
+	if err != nil {
+		return nil, err
+	}
+	strategy, err := p.resolveStrategy(ctx, svc, req.Rollout)
+	if err != nil {
+		return nil, err
+	}
+	basis, err := p.basis(ctx, svc)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +115,7 @@ func (p *Previews) PreviewUpgrade(ctx context.Context, id, source, targetVersion
 	if err != nil {
 		return nil, err
 	}
-	nb, err := p.previewTarget(ctx, svc, source, targetVersion)
+	nb, err := p.previewTarget(ctx, svc, req.Source, req.TargetVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +123,8 @@ func (p *Previews) PreviewUpgrade(ctx context.Context, id, source, targetVersion
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", err, lifecycle.ErrInvalidArgument)
 	}
-	plan := &UpgradePlan{FromVersion: svc.Version, ToVersion: toVersion, Allowed: true}
+	plan := &UpgradePlan{FromVersion: svc.Version, ToVersion: toVersion, Allowed: true,
+		Strategy: strategy, Source: nb.Source, Digest: nb.Digest, Basis: basis}
 	if _, err := steps.ValidateBundle(ctx, p.ports.Render(), p.ports.Peers.Compatibility, svc, nb); err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
 			return nil, err
@@ -137,10 +159,30 @@ func (p *Previews) PreviewUpgrade(ctx context.Context, id, source, targetVersion
 	want, err := rend.Place(next, toVersion, p.ports.Now())
 	if err != nil {
 		plan.block(err.Error())
-	} else {
-		plan.Resources = planResources(have, want)
+		return plan, nil
+	}
+	plan.Resources = planResources(have, want)
+	if strategy != nil {
+		if err := p.fleetTargets(ctx, plan, u, rend, strategy); err != nil {
+			return nil, err
+		}
 	}
 	return plan, nil
+}
+
+// basis fingerprints what the plan is computed from (fleet.Basis), read
+// before anything else so a change made while the plan is computed shows
+// as a change when it is executed.
+func (p *Previews) basis(ctx context.Context, svc *lifecycle.Service) (lifecycle.PlanBasis, error) {
+	inv, err := p.ports.Repo.Inventory(ctx)
+	if err != nil {
+		return lifecycle.PlanBasis{}, err
+	}
+	catalog, err := p.ports.Repo.Catalog(ctx, svc.Name)
+	if err != nil {
+		return lifecycle.PlanBasis{}, err
+	}
+	return fleet.Basis(svc, inv, catalog), nil
 }
 
 func (p *UpgradePlan) block(reason string) {

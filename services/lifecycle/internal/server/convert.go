@@ -7,7 +7,6 @@ import (
 
 	"google.golang.org/protobuf/types/known/structpb"
 
-	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/reads"
@@ -146,31 +145,6 @@ func supervisorCheckProto(c *steps.SupervisorVerdict) *lifecyclev1.CheckSupervis
 		Services: []*lifecyclev1.ServiceCompatibility{}}
 	for _, v := range c.Services {
 		out.Services = append(out.Services, &lifecyclev1.ServiceCompatibility{Id: v.ID, Name: v.Name, Version: v.Version, Blocked: v.Blocked, Results: wire.CheckResultsProto(v.Results)})
-	}
-	return out
-}
-
-func planProto(p *reads.UpgradePlan) *lifecyclev1.UpgradePlan {
-	out := &lifecyclev1.UpgradePlan{
-		FromVersion: p.FromVersion, ToVersion: p.ToVersion, Allowed: p.Allowed, Compatibility: wire.CheckResultsProto(p.Compatibility),
-		ConfigurationErrors: p.ConfigurationErrors, SuggestedPath: p.SuggestedPath, BlockingReasons: p.BlockingReasons,
-		AcceptanceRequired: p.Acceptance.Required, AccessGrantsDiff: grantsDiffProto(p.Acceptance),
-	}
-	if p.Acceptance.Grants != nil {
-		if g, err := structpb.NewStruct(p.Acceptance.Grants); err == nil {
-			out.AccessGrants = g
-		}
-	}
-	if p.Hook != nil {
-		out.Hook = &lifecyclev1.HookReport{Configured: p.Hook.Configured, Endpoint: p.Hook.Endpoint, Results: wire.CheckResultsProto(p.Hook.Results),
-			Failure: p.Hook.Failure, Blocked: p.Hook.Blocked}
-	}
-	if p.Dynamic != nil {
-		out.DynamicChecks = &commonv1.PreCheckReport{PreCheckStatus: p.Dynamic.Status, ResourceChecks: wire.ResourceChecksProto(p.Dynamic.ResourceChecks)}
-	}
-	for _, r := range p.Resources {
-		out.Resources = append(out.Resources, &lifecyclev1.ResourcePlanEntry{Type: r.Type, Name: r.Name, Supervisor: r.Supervisor, Action: r.Action,
-			CurrentYaml: r.CurrentYAML, PlannedYaml: r.PlannedYAML})
 	}
 	return out
 }

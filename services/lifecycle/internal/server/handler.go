@@ -304,7 +304,19 @@ func (h *Handler) RollbackService(ctx context.Context, req *lifecyclev1.Rollback
 
 // PreviewUpgrade implements POST /{id}/upgrade-plan.
 func (h *Handler) PreviewUpgrade(ctx context.Context, req *lifecyclev1.PreviewUpgradeRequest) (*lifecyclev1.PreviewUpgradeResponse, error) {
-	plan, err := h.m.PreviewUpgrade(ctx, req.GetId(), req.GetSource(), req.GetTargetVersion())
+	rollout, err := rolloutRequestFromProto(req.GetRollout())
+	if err != nil {
+		return nil, err
+	}
+	// Previewing changes nothing (viewers may); keeping the plan for an
+	// upgrade to execute is a write.
+	if id, ok := auth.CallerIdentity(ctx); ok && req.GetStore() {
+		if err := auth.Require(id, auth.PermWrite); err != nil {
+			return nil, fmt.Errorf("store: %w: %w", err, lifecycle.ErrPermissionDenied)
+		}
+	}
+	plan, err := h.m.PreviewUpgrade(ctx, reads.PreviewRequest{ID: req.GetId(), Source: req.GetSource(), TargetVersion: req.GetTargetVersion(), Rollout: rollout},
+		req.GetStore(), auth.Principal(ctx))
 	if err != nil {
 		return nil, err
 	}

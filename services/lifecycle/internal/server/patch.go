@@ -72,6 +72,9 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	c.Rollout = rollout
 	strategy := body.GetRolloutStrategy()
 	c.RolloutStrategy = &strategy
+	if id := body.GetPlanId(); id != "" {
+		c.PlanID = &id
+	}
 	if src := body.GetSource(); src != "" {
 		c.Source = &src
 	}
@@ -83,7 +86,7 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 var patchFields = map[string]bool{
 	"values": true, "lifecycle_state": true, "phase": true, "labels": true, "locations": true, "accepted": true,
 	"reconfigure": true, "source": true, "auto_upgrade": true, "auto_rollback": true, "tenants": true, "revision": true,
-	"rollout": true, "rollout_strategy": true, "override": true,
+	"rollout": true, "rollout_strategy": true, "plan_id": true, "override": true,
 }
 
 var valueFieldNames = map[string]string{
@@ -125,6 +128,7 @@ func maskOf(req *lifecyclev1.PatchServiceRequest) []string {
 	add("auto_upgrade", p.GetAutoUpgrade())
 	add("auto_rollback", p.GetAutoRollback())
 	add("revision", p.Revision != nil)
+	add("plan_id", p.GetPlanId() != "")
 	add("override", p.GetOverride() != nil)
 	return paths
 }
@@ -225,5 +229,8 @@ func patchField(c *ops.Change, p *lifecyclev1.ServicePatch, top string) {
 	case "rollout_strategy":
 		s := p.GetRolloutStrategy()
 		c.RolloutStrategy = &s
+	case "plan_id":
+		s := p.GetPlanId()
+		c.PlanID = &s
 	}
 }

@@ -338,6 +338,9 @@ func (t *tx) DeleteService(id string) error {
 			return err
 		}
 	}
+	if err := t.stx.Delete(BucketPlatform, planKey(id), store.AnyRevision); err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
 	t.written[id] = nil
 	return nil
 }
