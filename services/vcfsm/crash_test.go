@@ -30,7 +30,7 @@ import (
 )
 
 // The durability goal: the real lifecycle binary is SIGKILLed at every
-// step of an upgrade and of a rollback (before the step acts, and after it
+// step of an upgrade, of a rollback and of a deactivation (before the step acts, and after it
 // acted but before that was recorded), restarted on the same data, and the
 // operation completes with no resource lost, duplicated or orphaned and
 // ownership consistent.
@@ -79,6 +79,21 @@ func TestCrashAtEveryStep(t *testing.T) {
 				c.checkConsistent(t, id, "1.0.0", 5)
 			})
 		}
+	}
+	for _, when := range []string{"before", "after"} {
+		t.Run("deactivate/remove-resources:"+when, func(t *testing.T) {
+			c := newCrashWorld(t, bin, peers, "")
+			id := c.installed(t, c.v1)
+			c.restart(t, "deactivate/remove-resources:"+when)
+			patch(t, c.world, id, `{"lifecycleState":"inactive"}`, http.StatusAccepted)
+			c.waitFailpoint(t)
+			c.kill(t)
+			c.restart(t, "")
+			poll(t, "the deactivation to finish after the restart", 90*time.Second, func() svcView { return c.get(t, id) }, func(v svcView) bool {
+				return v.LifecycleState == "inactive" && v.Status == "Ready" && v.Phase == ""
+			})
+			c.checkConsistent(t, id, "1.0.0", 0)
+		})
 	}
 }
 

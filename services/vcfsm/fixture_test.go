@@ -329,6 +329,7 @@ type stateView struct {
 	Resources []struct {
 		Type, Name, Namespace, Status, Message, LastModified, Supervisor, OwnerVersion string
 		Finalizers                                                                     []string
+		ResourceYaml                                                                   string `json:"resourceYaml"`
 	} `json:"resources"`
 	ErrorDetails []struct {
 		Type, Severity, Message string

@@ -278,8 +278,8 @@ func (w *kubeWorld) upgradeAndRefusedRollback(t *testing.T, id string) {
 // kapp-controller uninstalls and the delete completes there; on
 // supervisor-vc1 it cannot (the account the package installs as lost its
 // rights), so its finalizer holds the PackageInstall. Force delete then
-// removes the Service Manager's finalizers and ownership at once, leaves
-// the objects and reports them.
+// cannot clean it up: it removes the Service Manager's finalizers and
+// ownership at once, leaves the objects and reports them.
 func (w *kubeWorld) deleteWithFinalizersThenForce(t *testing.T, id string) {
 	ctx := context.Background()
 	vc1 := w.clusters["supervisor-vc1"].Dyn.Resource(gvrPI).Namespace(kubeNS)
@@ -313,7 +313,7 @@ func (w *kubeWorld) deleteWithFinalizersThenForce(t *testing.T, id string) {
 	require.Equal(t, []string{kappFinal}, pi.GetFinalizers(), "the Service Manager's finalizer is gone, kapp-controller's stays")
 	require.Empty(t, pi.GetAnnotations()[kubernetes.AnnotationServiceID], "no longer owned")
 	_, err = w.clusters["supervisor-vc1"].Dyn.Resource(gvrPkg).Namespace(kubeNS).Get(ctx, kubePI+".2.0.0", metav1.GetOptions{})
-	require.NoError(t, err, "force delete does not clean up")
+	require.NoError(t, err, "force delete does not clean up what kapp-controller holds")
 	hist := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/history", nil)
 	require.Contains(t, string(hist.Body), "orphaned SupervisorService arcturus-install")
 	require.Contains(t, string(hist.Body), "supervisor-vc1")

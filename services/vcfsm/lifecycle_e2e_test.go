@@ -108,12 +108,14 @@ func TestInstallActivatePauseResumeDelete(t *testing.T) {
 	}, func(err error) bool { return err == nil })
 	w.waitStatus(t, id, "Healthy")
 
-	// Deactivate: nothing is removed, reconciliation stops.
+	// Deactivate: reconciliation stops and the resources are removed
+	// (api.md: an inactive service's CRs are not applied).
 	patch(t, w, id, `{"lifecycleState":"inactive"}`, http.StatusAccepted)
 	require.Equal(t, "inactive", w.get(t, id).LifecycleState)
-	owned, _ = w.sim.List(context.Background(), id)
-	require.Len(t, owned, 5, "deactivation removes nothing")
 	patch(t, w, id, `{"lifecycleState":"paused"}`, http.StatusBadRequest)
+	w.idle(t, id)
+	owned, _ = w.sim.List(context.Background(), id)
+	require.Empty(t, owned, "deactivation removes what the service created")
 
 	// History names every operation.
 	hist := w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id+"/history", nil)

@@ -86,8 +86,9 @@ func (m metrics) labelValues(name, label string) []string {
 
 type historyView struct {
 	Operations []struct {
-		Type, Outcome string
-		Steps         []struct{ Name, Status string }
+		Type, Outcome, ToVersion, RequestedBy string
+		Steps                                 []struct{ Name, Status, Message string }
+		Notes                                 []struct{ Type, Severity, Message string }
 	} `json:"operations"`
 }
 

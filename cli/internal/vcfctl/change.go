@@ -34,6 +34,8 @@ type upgradeOpts struct {
 	// strategy names a stored one; allAtOnce asks for none.
 	rollout, strategy   string
 	allAtOnce, skipPlan bool
+	// plan executes a stored plan ('vcfctl service plan --store').
+	plan string
 	// What the upgrade accepts of the new version when it changes them.
 	eula, signatures, planGrants bool
 	wait                         waitOpts
@@ -42,7 +44,7 @@ type upgradeOpts struct {
 func (sc serviceChanges) upgradeCmd() *cobra.Command {
 	var o upgradeOpts
 	c := &cobra.Command{
-		Use:   "upgrade SERVICE (--source URL | --version VERSION) [--rollout FILE] [--skip-plan] [--accept-eula] [--accept-signatures] [--accept-plan-grants] [--wait [--timeout D] [--settle D]]",
+		Use:   "upgrade SERVICE (--source URL | --version VERSION | --plan ID) [--rollout FILE] [--skip-plan] [--accept-eula] [--accept-signatures] [--accept-plan-grants] [--wait [--timeout D] [--settle D]]",
 		Short: "Upgrade the service: its plan first, then the upgrade",
 		Long: "Upgrade the service to the bundle at --source, or to a version registered in the catalog\n" +
 			"(--version). The upgrade's plan runs first: when it is blocked, vcfctl prints why and exits 3\n" +
@@ -62,8 +64,14 @@ func (sc serviceChanges) upgradeCmd() *cobra.Command {
 		Args:              exactArgs("SERVICE"),
 		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.plan != "" {
+				if o.source != "" || o.version != "" || o.rollout != "" || o.strategy != "" || o.allAtOnce {
+					return usageErr("--plan executes a stored plan as it was approved: give no --source, --version, --rollout, --strategy or --all-at-once with it")
+				}
+				return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error { return sc.upgradeByPlan(cmd.Context(), cl, id, o) })
+			}
 			if (o.source == "") == (o.version == "") {
-				return usageErr("give exactly one of --source URL and --version VERSION (a registered version, see 'vcfctl catalog list')")
+				return usageErr("give exactly one of --source URL and --version VERSION (a registered version, see 'vcfctl catalog list'), or --plan ID")
 			}
 			if n := btoi(o.rollout != "") + btoi(o.strategy != "") + btoi(o.allAtOnce); n > 1 {
 				return usageErr("give at most one of --rollout FILE, --strategy NAME and --all-at-once")
@@ -80,6 +88,7 @@ func (sc serviceChanges) upgradeCmd() *cobra.Command {
 	c.Flags().BoolVar(&o.eula, "accept-eula", false, "accept the new version's EULA")
 	c.Flags().BoolVar(&o.signatures, "accept-signatures", false, "accept the new version's signatures")
 	c.Flags().BoolVar(&o.planGrants, "accept-plan-grants", false, "accept exactly the access grants the upgrade plan shows (printed)")
+	c.Flags().StringVar(&o.plan, "plan", "", "execute a plan kept by 'vcfctl service plan --store' (its version and rollout, as approved)")
 	waitFlags(c, &o.wait, "follow the upgrade until Healthy (exit 3 if it fails, or the service stays Unhealthy)")
 	return c
 }
@@ -100,20 +109,34 @@ func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string,
 			return err
 		}
 	}
-	if err := sc.planAndAccept(ctx, cl, id, source, o, body); err != nil {
-		return err
+	if err := sc.planAndAccept(ctx, cl, id, source, rollout, o, body); err != nil {
+		return file.place(err, "rollout.")
 	}
-	prev, err := sc.follow.before(ctx, cl, id, o.wait)
+	body["source"] = source
+	waves := rollout != nil && !o.allAtOnce
+	return sc.startUpgrade(ctx, cl, id, body, file, source, waves, o.wait)
+}
+
+// upgradeByPlan executes a stored plan: its checks ran when it was made,
+// and the server refuses it (409, saying what changed) when it is out of
+// date.
+func (sc serviceChanges) upgradeByPlan(ctx context.Context, cl *api.Client, id string, o upgradeOpts) error {
+	return sc.startUpgrade(ctx, cl, id, map[string]any{"planId": o.plan}, nil, "plan "+o.plan, false, o.wait)
+}
+
+// startUpgrade sends the upgrade and, with --wait, follows it: its waves
+// when it rolls out, else until Healthy.
+func (sc serviceChanges) startUpgrade(ctx context.Context, cl *api.Client, id string, body map[string]any, file *protoFile, what string, waves bool, o waitOpts) error {
+	prev, err := sc.follow.before(ctx, cl, id, o)
 	if err != nil {
 		return err
 	}
-	body["source"] = source
 	if _, err := cl.Do(ctx, http.MethodPatch, servicePath(id), body); err != nil {
 		return file.place(err, "rollout.")
 	}
-	sc.out.report("Upgrade of %s to %s accepted\n", id, source)
-	if !o.wait.wait {
-		if rollout != nil && !o.allAtOnce {
+	sc.out.report("Upgrade of %s to %s accepted\n", id, what)
+	if !o.wait {
+		if waves {
 			sc.out.report("It rolls out in waves: follow it with 'vcfctl rollout get %s'\n", sc.sess.subject)
 		}
 		return nil
@@ -125,11 +148,11 @@ func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string,
 		return err
 	}
 	if op := st.GetOperation(); op.GetType() == "rollout" && op.GetId() != prev {
-		return sc.follow.rolloutWait(ctx, cl, id, prev, op.GetId(), o.wait)
+		return sc.follow.rolloutWait(ctx, cl, id, prev, op.GetId(), o)
 	}
 	g := goalHealthy
 	g.what = "upgrade"
-	return sc.follow.wait(ctx, cl, id, prev, g, o.wait)
+	return sc.follow.wait(ctx, cl, id, prev, g, o)
 }
 
 // rolloutRequest is the upgrade's rollout from its flags (nil: none
@@ -192,8 +215,15 @@ func catalogSource(ctx context.Context, cl *api.Client, id, version string) (str
 
 // planGate runs the upgrade's plan: a blocked plan prints its reasons and
 // ends with exit 3 before anything starts.
-func (sc serviceChanges) planGate(ctx context.Context, cl *api.Client, id, source string, skip bool) (*lifecyclev1.UpgradePlan, error) {
-	raw, err := cl.Do(ctx, http.MethodPost, servicePath(id, "upgrade-plan"), map[string]any{"source": source})
+// The plan is asked with the upgrade's rollout, so a Supervisor that a
+// wave's gate would stop blocks here already; skip returns the plan even
+// when blocked (--skip-plan with --accept-plan-grants).
+func (sc serviceChanges) planGate(ctx context.Context, cl *api.Client, id, source string, rollout map[string]any, skip bool) (*lifecyclev1.UpgradePlan, error) {
+	body := map[string]any{"source": source}
+	if rollout != nil {
+		body["rollout"] = rollout
+	}
+	raw, err := cl.Do(ctx, http.MethodPost, servicePath(id, "upgrade-plan"), body)
 	if err != nil {
 		return nil, err
 	}
@@ -219,14 +249,14 @@ func (sc serviceChanges) planGate(ctx context.Context, cl *api.Client, id, sourc
 // planAndAccept runs the upgrade's plan (unless --skip-plan; the plan's
 // grants are needed for --accept-plan-grants) and adds to the body what
 // the upgrade accepts of the new version.
-func (sc serviceChanges) planAndAccept(ctx context.Context, cl *api.Client, id, source string, o upgradeOpts, body map[string]any) error {
+func (sc serviceChanges) planAndAccept(ctx context.Context, cl *api.Client, id, source string, rollout map[string]any, o upgradeOpts, body map[string]any) error {
 	if o.skipPlan && !o.planGrants {
 		if o.eula || o.signatures {
 			body["accepted"] = map[string]any{"eula": o.eula, "signatures": o.signatures}
 		}
 		return nil
 	}
-	p, err := sc.planGate(ctx, cl, id, source, o.skipPlan)
+	p, err := sc.planGate(ctx, cl, id, source, rollout, o.skipPlan)
 	if err != nil {
 		return err
 	}

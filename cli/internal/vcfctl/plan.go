@@ -16,23 +16,40 @@ import (
 )
 
 func (sc serviceChanges) planCmd() *cobra.Command {
-	var source, version, output string
+	var o upgradeOpts
+	var output string
+	var store bool
 	c := &cobra.Command{
-		Use:   "plan SERVICE --source URL [-o table|json|yaml]",
+		Use:   "plan SERVICE (--source URL | --version VERSION) [--rollout FILE | --strategy NAME | --all-at-once] [--store] [-o table|json|yaml]",
 		Short: "Preview an upgrade: version path, checks, hook results and resource changes with diffs",
 		Long: "Preview an upgrade without changing anything. Exits 3 when the upgrade would be blocked,\n" +
-			"so scripts can gate an upgrade on its plan.",
+			"so scripts can gate an upgrade on its plan.\n\n" +
+			"When the upgrade rolls out in waves (--rollout FILE, --strategy NAME, or the service's or the\n" +
+			"provider's default) the plan has a line per Supervisor: its wave, when its maintenance window\n" +
+			"opens, and what blocks it. --store keeps an allowed plan (24 hours): 'vcfctl service upgrade\n" +
+			"SERVICE --plan ID' executes it as approved, and is refused if the service, the inventory or\n" +
+			"the catalog changed since.",
 		Args:              exactArgs("SERVICE"),
 		ValidArgsFunction: sc.sess.completeServices,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if (source == "") == (version == "") {
+			if (o.source == "") == (o.version == "") {
 				return usageErr("give exactly one of --source URL and --version VERSION (a registered version)")
 			}
+			if n := btoi(o.rollout != "") + btoi(o.strategy != "") + btoi(o.allAtOnce); n > 1 {
+				return usageErr("give at most one of --rollout FILE, --strategy NAME and --all-at-once")
+			}
+			rollout, file, err := rolloutRequest(o)
+			if err != nil {
+				return err
+			}
+			body := map[string]any{"source": o.source, "targetVersion": o.version, "store": store}
+			if rollout != nil {
+				body["rollout"] = rollout
+			}
 			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
-				raw, err := cl.Do(cmd.Context(), http.MethodPost, servicePath(id, "upgrade-plan"),
-					map[string]any{"source": source, "targetVersion": version})
+				raw, err := cl.Do(cmd.Context(), http.MethodPost, servicePath(id, "upgrade-plan"), body)
 				if err != nil {
-					return err
+					return file.place(err, "rollout.")
 				}
 				var p lifecyclev1.UpgradePlan
 				if err := decode(raw, &p); err != nil {
@@ -42,6 +59,8 @@ func (sc serviceChanges) planCmd() *cobra.Command {
 					err = sc.out.writeRaw(output, raw)
 				} else {
 					writePlan(sc.out.io.Out, &p, sc.out.colour())
+					writeFleet(sc.out.io.Out, &p, sc.out.colour())
+					sc.keptPlan(&p, store)
 				}
 				if err == nil && !p.GetAllowed() {
 					return errBlocked
@@ -50,10 +69,43 @@ func (sc serviceChanges) planCmd() *cobra.Command {
 			})
 		},
 	}
-	c.Flags().StringVar(&source, "source", "", "bundle URL of the version to preview")
-	c.Flags().StringVar(&version, "version", "", "a registered catalog version to preview instead of --source")
+	c.Flags().StringVar(&o.source, "source", "", "bundle URL of the version to preview")
+	c.Flags().StringVar(&o.version, "version", "", "a registered catalog version to preview instead of --source")
+	c.Flags().StringVar(&o.rollout, "rollout", "", "plan the upgrade as a rollout in waves: a strategy file, YAML or JSON")
+	c.Flags().StringVar(&o.strategy, "strategy", "", "plan the upgrade as a rollout by a strategy of the provider's")
+	c.Flags().BoolVar(&o.allAtOnce, "all-at-once", false, "plan the upgrade all at once, even when a default strategy applies")
+	c.Flags().BoolVar(&store, "store", false, "keep an allowed plan so 'vcfctl service upgrade --plan ID' executes it as approved")
 	outputFlag(c, &output, formatTable, formatJSON, formatYAML)
 	return c
+}
+
+// keptPlan says how to execute a stored plan, or why none was kept.
+func (sc serviceChanges) keptPlan(p *lifecyclev1.UpgradePlan, store bool) {
+	switch {
+	case p.GetPlanId() != "":
+		sc.out.report("\nPlan kept as %s until %s: 'vcfctl service upgrade %s --plan %s' executes it\n",
+			p.GetPlanId(), p.GetExpiresAt(), sc.sess.subject, p.GetPlanId())
+	case store:
+		sc.out.report("\nThe plan is blocked: nothing was kept\n")
+	}
+}
+
+// writeFleet renders a fleet plan's lines, one per Supervisor, by wave.
+func writeFleet(w io.Writer, p *lifecyclev1.UpgradePlan, colour bool) {
+	if len(p.GetTargets()) == 0 {
+		return
+	}
+	_, _ = fmt.Fprintf(w, "\nFleet (rollout %s):\n", orDash(p.GetRolloutStrategy()))
+	t := newTable("WAVE", "SUPERVISOR", "REGION", "WINDOW OPENS", "VERDICT", "REASONS")
+	for _, tg := range p.GetTargets() {
+		verdict := "allowed"
+		if !tg.GetAllowed() {
+			verdict = "BLOCKED"
+		}
+		t.row(fmt.Sprintf("%d %s", tg.GetWave(), tg.GetWaveName()), tg.GetSupervisor(), orDash(tg.GetRegion()),
+			orDash(tg.GetWindowOpens()), verdict, orDash(strings.Join(tg.GetBlockingReasons(), "; ")))
+	}
+	t.write(w, colour)
 }
 
 // writePlan renders an upgrade plan for a person.
@@ -119,8 +171,14 @@ func addHook(t *table, h *lifecyclev1.HookReport) {
 		t.row("INFO", "HOOK", "-", "no pre-check hook declared")
 		return
 	}
+	// A result names the Supervisors that answered it (identical answers
+	// are one row); one from a hook run without a Supervisor, the endpoint.
 	for _, r := range h.GetResults() {
-		t.row(strings.ToUpper(r.GetSeverity()), "HOOK", orDash(h.GetEndpoint()), r.GetMessage())
+		subject := r.GetSubject()
+		if subject == "" {
+			subject = h.GetEndpoint()
+		}
+		t.row(strings.ToUpper(r.GetSeverity()), "HOOK", orDash(subject), r.GetMessage())
 	}
 	if h.GetFailure() != "" {
 		t.row("ERROR", "HOOK", orDash(h.GetEndpoint()), h.GetFailure())

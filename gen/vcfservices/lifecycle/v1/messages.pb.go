@@ -75,8 +75,11 @@ type VcfService struct {
 	Rollout *RolloutSummary `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	// The provider strategy the service's upgrades roll out with.
 	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Automatic upgrades may pick pre-release versions (1.2.0-rc.1); off by
+	// default.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *VcfService) Reset() {
@@ -310,6 +313,13 @@ func (x *VcfService) GetRolloutStrategy() string {
 		return x.RolloutStrategy
 	}
 	return ""
+}
+
+func (x *VcfService) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
 }
 
 // OverlayValues are the stored value layers, each base64-encoded YAML.
@@ -1339,7 +1349,10 @@ type Operation struct {
 	FinishedAt  string           `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	Steps       []*OperationStep `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
 	// The administrator's override of this operation's check ERRORs.
-	Override      *OverrideRecord `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
+	Override *OverrideRecord `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
+	// Everything the operation's checks said: every WARNING and INFO of every
+	// step, and the ERRORs when it failed, as state.errorDetails shows them.
+	Notes         []*ErrorDetail `protobuf:"bytes,100,rep,name=notes,proto3" json:"notes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1440,6 +1453,13 @@ func (x *Operation) GetSteps() []*OperationStep {
 func (x *Operation) GetOverride() *OverrideRecord {
 	if x != nil {
 		return x.Override
+	}
+	return nil
+}
+
+func (x *Operation) GetNotes() []*ErrorDetail {
+	if x != nil {
+		return x.Notes
 	}
 	return nil
 }
@@ -1548,9 +1568,11 @@ type ServiceUpdate struct {
 	// upgrade takes the plan's version and rollout, and is refused (409, with
 	// what changed) when the service, the inventory or the catalog changed
 	// since the plan was made, or the plan expired.
-	PlanId        string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PlanId string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ServiceUpdate) Reset() {
@@ -1695,6 +1717,13 @@ func (x *ServiceUpdate) GetPlanId() string {
 	return ""
 }
 
+func (x *ServiceUpdate) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
+}
+
 // ServicePatch is the body of PATCH (api.md `PatchServiceRequest`); only the
 // fields named in the update mask change.
 type ServicePatch struct {
@@ -1719,9 +1748,11 @@ type ServicePatch struct {
 	// check and pre-check hook do not block it.
 	Override *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
 	// Execute a stored upgrade plan (see ServiceUpdate.plan_id).
-	PlanId        string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	PlanId string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *ServicePatch) Reset() {
@@ -1866,20 +1897,29 @@ func (x *ServicePatch) GetPlanId() string {
 	return ""
 }
 
+func (x *ServicePatch) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
+}
+
 // CreateServiceRequest is api.md's CreateServiceRequest.
 type CreateServiceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// ^(oci|https)://.*\.tar$ (http:// only when insecure sources are allowed).
-	Source        string            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
-	Name          string            `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
-	Version       string            `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
-	AutoUpgrade   bool              `protobuf:"varint,4,opt,name=auto_upgrade,json=autoUpgrade,proto3" json:"auto_upgrade,omitempty"`
-	AutoRollback  bool              `protobuf:"varint,5,opt,name=auto_rollback,json=autoRollback,proto3" json:"auto_rollback,omitempty"`
-	BuiltIn       bool              `protobuf:"varint,6,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
-	Labels        map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	Locations     map[string]string `protobuf:"bytes,8,rep,name=locations,proto3" json:"locations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Source       string            `protobuf:"bytes,1,opt,name=source,proto3" json:"source,omitempty"`
+	Name         string            `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Version      string            `protobuf:"bytes,3,opt,name=version,proto3" json:"version,omitempty"`
+	AutoUpgrade  bool              `protobuf:"varint,4,opt,name=auto_upgrade,json=autoUpgrade,proto3" json:"auto_upgrade,omitempty"`
+	AutoRollback bool              `protobuf:"varint,5,opt,name=auto_rollback,json=autoRollback,proto3" json:"auto_rollback,omitempty"`
+	BuiltIn      bool              `protobuf:"varint,6,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
+	Labels       map[string]string `protobuf:"bytes,7,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Locations    map[string]string `protobuf:"bytes,8,rep,name=locations,proto3" json:"locations,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Automatic upgrades may pick pre-release versions.
+	AutoUpgradePrereleases bool `protobuf:"varint,100,opt,name=auto_upgrade_prereleases,json=autoUpgradePrereleases,proto3" json:"auto_upgrade_prereleases,omitempty"`
+	unknownFields          protoimpl.UnknownFields
+	sizeCache              protoimpl.SizeCache
 }
 
 func (x *CreateServiceRequest) Reset() {
@@ -1966,6 +2006,13 @@ func (x *CreateServiceRequest) GetLocations() map[string]string {
 		return x.Locations
 	}
 	return nil
+}
+
+func (x *CreateServiceRequest) GetAutoUpgradePrereleases() bool {
+	if x != nil {
+		return x.AutoUpgradePrereleases
+	}
+	return false
 }
 
 // CreateServiceResponse carries the created service.
@@ -5167,7 +5214,7 @@ var File_vcfservices_lifecycle_v1_messages_proto protoreflect.FileDescriptor
 
 const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
-	"'vcfservices/lifecycle/v1/messages.proto\x12\x18vcfservices.lifecycle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\"vcfservices/common/v1/common.proto\x1a,vcfservices/lifecycle/v1/rollout_types.proto\"\xdc\v\n" +
+	"'vcfservices/lifecycle/v1/messages.proto\x12\x18vcfservices.lifecycle.v1\x1a google/protobuf/field_mask.proto\x1a\x1cgoogle/protobuf/struct.proto\x1a\"vcfservices/common/v1/common.proto\x1a,vcfservices/lifecycle/v1/rollout_types.proto\"\x96\f\n" +
 	"\n" +
 	"VcfService\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
@@ -5203,7 +5250,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"updated_at\x18\x1b \x01(\tR\tupdatedAt\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutSummaryR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x1a9\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5294,7 +5342,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x18\n" +
 	"\apercent\x18\x05 \x01(\x05R\apercent\x12\x18\n" +
 	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x12D\n" +
-	"\boverride\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\boverride\"\xf3\x02\n" +
+	"\boverride\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\boverride\"\xb0\x03\n" +
 	"\tOperation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12!\n" +
@@ -5308,7 +5356,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\vfinished_at\x18\b \x01(\tR\n" +
 	"finishedAt\x12=\n" +
 	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\x12D\n" +
-	"\boverride\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\boverride\"\x95\x01\n" +
+	"\boverride\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\boverride\x12;\n" +
+	"\x05notes\x18d \x03(\v2%.vcfservices.lifecycle.v1.ErrorDetailR\x05notes\"\x95\x01\n" +
 	"\rOperationStep\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06status\x18\x02 \x01(\tR\x06status\x12\x18\n" +
@@ -5316,7 +5365,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x04 \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\x05 \x01(\tR\n" +
-	"finishedAt\"\x90\b\n" +
+	"finishedAt\"\xca\b\n" +
 	"\rServiceUpdate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12?\n" +
 	"\x06values\x18\x02 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
@@ -5334,7 +5383,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
 	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12>\n" +
 	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x12\x17\n" +
-	"\aplan_id\x18F \x01(\tR\x06planId\x1a9\n" +
+	"\aplan_id\x18F \x01(\tR\x06planId\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5344,7 +5394,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\x92\b\n" +
+	"\t_revision\"\xcc\b\n" +
 	"\fServicePatch\x12?\n" +
 	"\x06values\x18\x01 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
 	"\x0flifecycle_state\x18\x02 \x01(\tR\x0elifecycleState\x12\x14\n" +
@@ -5362,7 +5412,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
 	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12>\n" +
 	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x12\x17\n" +
-	"\aplan_id\x18F \x01(\tR\x06planId\x1a9\n" +
+	"\aplan_id\x18F \x01(\tR\x06planId\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5372,7 +5423,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\xe9\x03\n" +
+	"\t_revision\"\xa3\x04\n" +
 	"\x14CreateServiceRequest\x12\x16\n" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x18\n" +
@@ -5381,7 +5432,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\rauto_rollback\x18\x05 \x01(\bR\fautoRollback\x12\x19\n" +
 	"\bbuilt_in\x18\x06 \x01(\bR\abuiltIn\x12R\n" +
 	"\x06labels\x18\a \x03(\v2:.vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntryR\x06labels\x12[\n" +
-	"\tlocations\x18\b \x03(\v2=.vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntryR\tlocations\x1a9\n" +
+	"\tlocations\x18\b \x03(\v2=.vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntryR\tlocations\x128\n" +
+	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -5762,76 +5814,77 @@ var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	10, // 23: vcfservices.lifecycle.v1.OperationProgress.override:type_name -> vcfservices.lifecycle.v1.OverrideRecord
 	16, // 24: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
 	10, // 25: vcfservices.lifecycle.v1.Operation.override:type_name -> vcfservices.lifecycle.v1.OverrideRecord
-	1,  // 26: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	4,  // 27: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	3,  // 28: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	75, // 29: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	76, // 30: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	77, // 31: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	89, // 32: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	9,  // 33: vcfservices.lifecycle.v1.ServiceUpdate.override:type_name -> vcfservices.lifecycle.v1.Override
-	1,  // 34: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	78, // 35: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	79, // 36: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	3,  // 37: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	4,  // 38: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	80, // 39: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	89, // 40: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	9,  // 41: vcfservices.lifecycle.v1.ServicePatch.override:type_name -> vcfservices.lifecycle.v1.Override
-	81, // 42: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	82, // 43: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	0,  // 44: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 45: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 46: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	17, // 47: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
-	0,  // 48: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	18, // 49: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
-	90, // 50: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 51: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 52: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	7,  // 53: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
-	84, // 54: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	83, // 55: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
-	91, // 56: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 57: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	91, // 58: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 59: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	43, // 60: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
-	2,  // 61: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	91, // 62: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 63: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	83, // 64: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
-	0,  // 65: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	89, // 66: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	52, // 67: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
-	88, // 68: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	54, // 69: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
-	92, // 70: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
-	55, // 71: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	83, // 72: vcfservices.lifecycle.v1.UpgradePlan.access_grants:type_name -> google.protobuf.Struct
-	11, // 73: vcfservices.lifecycle.v1.UpgradePlan.access_grants_diff:type_name -> vcfservices.lifecycle.v1.AccessGrantsDiff
-	53, // 74: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
-	88, // 75: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	88, // 76: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
-	55, // 77: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	88, // 78: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
-	15, // 79: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	14, // 80: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	62, // 81: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	93, // 82: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
-	10, // 83: vcfservices.lifecycle.v1.ServiceVersion.built_in_by:type_name -> vcfservices.lifecycle.v1.OverrideRecord
-	62, // 84: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	84, // 85: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	84, // 86: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	84, // 87: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	70, // 88: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	71, // 89: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	88, // 90: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	91, // [91:91] is the sub-list for method output_type
-	91, // [91:91] is the sub-list for method input_type
-	91, // [91:91] is the sub-list for extension type_name
-	91, // [91:91] is the sub-list for extension extendee
-	0,  // [0:91] is the sub-list for field type_name
+	13, // 26: vcfservices.lifecycle.v1.Operation.notes:type_name -> vcfservices.lifecycle.v1.ErrorDetail
+	1,  // 27: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	4,  // 28: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	3,  // 29: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	75, // 30: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	76, // 31: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	77, // 32: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	89, // 33: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	9,  // 34: vcfservices.lifecycle.v1.ServiceUpdate.override:type_name -> vcfservices.lifecycle.v1.Override
+	1,  // 35: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	78, // 36: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	79, // 37: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	3,  // 38: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	4,  // 39: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	80, // 40: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	89, // 41: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	9,  // 42: vcfservices.lifecycle.v1.ServicePatch.override:type_name -> vcfservices.lifecycle.v1.Override
+	81, // 43: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	82, // 44: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	0,  // 45: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 46: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 47: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	17, // 48: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
+	0,  // 49: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	18, // 50: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
+	90, // 51: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	0,  // 52: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 53: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	7,  // 54: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
+	84, // 55: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	83, // 56: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
+	91, // 57: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 58: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	91, // 59: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 60: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	43, // 61: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
+	2,  // 62: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	91, // 63: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 64: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	83, // 65: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
+	0,  // 66: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	89, // 67: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	52, // 68: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
+	88, // 69: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	54, // 70: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
+	92, // 71: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
+	55, // 72: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	83, // 73: vcfservices.lifecycle.v1.UpgradePlan.access_grants:type_name -> google.protobuf.Struct
+	11, // 74: vcfservices.lifecycle.v1.UpgradePlan.access_grants_diff:type_name -> vcfservices.lifecycle.v1.AccessGrantsDiff
+	53, // 75: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
+	88, // 76: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	88, // 77: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
+	55, // 78: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	88, // 79: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
+	15, // 80: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
+	14, // 81: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	62, // 82: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	93, // 83: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
+	10, // 84: vcfservices.lifecycle.v1.ServiceVersion.built_in_by:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	62, // 85: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	84, // 86: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 87: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 88: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	70, // 89: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	71, // 90: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	88, // 91: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	92, // [92:92] is the sub-list for method output_type
+	92, // [92:92] is the sub-list for method input_type
+	92, // [92:92] is the sub-list for extension type_name
+	92, // [92:92] is the sub-list for extension extendee
+	0,  // [0:92] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }

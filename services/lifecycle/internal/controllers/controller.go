@@ -33,9 +33,10 @@ import (
 // re-read every 15 periods instead, so drift behind their back is still
 // found.
 
-// Upgrades finds a service's available upgrade (the read side).
+// Upgrades finds the version a service's automatic upgrade moves to (the
+// read side): the newest compatible one it may pick, or nil.
 type Upgrades interface {
-	AvailableUpgrade(ctx context.Context, svc *lifecycle.Service) (*lifecycle.CatalogEntry, error)
+	AutoUpgradeTarget(ctx context.Context, svc *lifecycle.Service) (*lifecycle.CatalogEntry, error)
 }
 
 // Upgrader starts an automatic upgrade (the operations).
@@ -183,9 +184,6 @@ func (c *Controller) reconcileKey(ctx context.Context, wq workqueue.TypedRateLim
 		return
 	}
 	_ = safe.Call(c.d.Log, "auto-upgrade check of "+id, func() error { c.maybeAutoUpgrade(ctx, svc); return nil })
-	if svc.AutoUpgrade && svc.UpgradeBlockedFor != "" {
-		wq.AddAfter(id, c.autoUpgradeRetry())
-	}
 	if !reconciled(svc) {
 		wq.Forget(id) // its operation's end or its next change queues it
 		return
@@ -242,14 +240,16 @@ func (c *Controller) reconcile(ctx context.Context, svc *lifecycle.Service) erro
 		case errors.Is(err, target.ErrNotFound):
 			apply = append(apply, r) // never applied, or removed behind our back
 		case err != nil:
-			if r.Status != target.StatusBusy {
+			if r.Status != target.StatusBusy || !r.Unreachable {
 				r.Status, r.Message, r.LastModified = target.StatusBusy, "target unreachable: "+err.Error(), c.d.Now()
+				r.Unreachable = true
 				changed = append(changed, r)
 			}
 		case obj.Owner.ServiceID != svc.ID, r.Status == target.StatusUnhealthy, !sameSpec(obj, r):
 			apply = append(apply, r)
-		case obj.Status != r.Status || obj.Message != r.Message && r.Status != target.StatusHealthy:
+		case r.Unreachable, obj.Status != r.Status || obj.Message != r.Message && r.Status != target.StatusHealthy:
 			r.Status, r.Message, r.LastModified = obj.Status, obj.Message, c.d.Now()
+			r.Unreachable = false
 			r.ReadyConditions = obj.ReadyConditions
 			changed = append(changed, r)
 		}
@@ -334,14 +334,15 @@ func sameSpec(obj target.Object, r *lifecycle.Resource) bool {
 	return lifecycle.DocHash(obj.Spec) == r.Hash
 }
 
-// maybeAutoUpgrade starts an upgrade to the newest registered version when
-// the service asks for automatic upgrades. A version whose automatic
-// upgrade failed is retried only after autoUpgradeRetry.
+// maybeAutoUpgrade starts an upgrade to the newest compatible registered
+// version when the service asks for automatic upgrades. A version whose
+// automatic upgrade failed (quarantined) or that the service was rolled
+// back from is not picked again until an administrator clears it.
 func (c *Controller) maybeAutoUpgrade(ctx context.Context, svc *lifecycle.Service) {
 	if !svc.AutoUpgrade || svc.LifecycleState != lifecycle.StateActive || svc.ActiveOperation != "" || svc.Maintenance || svc.Digest == "" {
 		return
 	}
-	next, err := c.d.Upgrades.AvailableUpgrade(ctx, svc)
+	next, err := c.d.Upgrades.AutoUpgradeTarget(ctx, svc)
 	if err != nil {
 		c.d.Log.Warn("automatic upgrade: read the catalog", "service", svc.ID, "error", err)
 		return
@@ -349,12 +350,7 @@ func (c *Controller) maybeAutoUpgrade(ctx context.Context, svc *lifecycle.Servic
 	if next == nil {
 		return
 	}
-	if next.Version == svc.UpgradeBlockedFor && c.d.Now().Sub(svc.UpdatedAt) < c.autoUpgradeRetry() {
-		return
-	}
 	if err := c.d.Upgrader.StartAutoUpgrade(ctx, svc.ID, next); err != nil {
 		c.d.Log.Warn("automatic upgrade", "service", svc.ID, "error", err)
 	}
 }
-
-func (c *Controller) autoUpgradeRetry() time.Duration { return 30 * c.d.Interval }

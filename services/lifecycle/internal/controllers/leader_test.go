@@ -49,7 +49,7 @@ func (l *terms) end() {
 // services the controllers started an automatic upgrade of.
 type upgrades struct{ starts chan string }
 
-func (upgrades) AvailableUpgrade(context.Context, *lifecycle.Service) (*lifecycle.CatalogEntry, error) {
+func (upgrades) AutoUpgradeTarget(context.Context, *lifecycle.Service) (*lifecycle.CatalogEntry, error) {
 	return &lifecycle.CatalogEntry{Name: "arcturus", Version: "2.0.0", Digest: "sha256:2"}, nil
 }
 

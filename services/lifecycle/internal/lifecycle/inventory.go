@@ -59,7 +59,9 @@ func (inv *Inventory) RegionList() []Region {
 	return inv.Regions
 }
 
-// ValidateInventory checks the fields api.md marks required.
+// ValidateInventory checks the fields api.md marks required (regions'
+// name and storageClasses; Supervisors' name, id, version,
+// defaultStorageClass and vcenterName), naming the field and its entry.
 func ValidateInventory(inv *Inventory) error {
 	regions := map[string]bool{}
 	sups := map[string]bool{}
@@ -72,9 +74,16 @@ func ValidateInventory(inv *Inventory) error {
 			return fmt.Errorf("%s: region %q appears twice: %w", where, r.Name, ErrInvalidArgument)
 		}
 		regions[r.Name] = true
+		if len(r.StorageClasses) == 0 {
+			return fmt.Errorf("%s (region %s).storageClasses is required: list the region's storage classes: %w", where, r.Name, ErrInvalidArgument)
+		}
 		for j, s := range r.Supervisors {
 			w := fmt.Sprintf("%s.supervisors[%d]", where, j)
-			for _, f := range []struct{ name, value string }{{"name", s.Name}, {"id", s.ID}, {"version", s.Version}} {
+			if s.Name != "" {
+				w += " (Supervisor " + s.Name + ")"
+			}
+			for _, f := range []struct{ name, value string }{{"name", s.Name}, {"id", s.ID}, {"version", s.Version},
+				{"defaultStorageClass", s.DefaultStorageClass}, {"vcenterName", s.VCenterName}} {
 				if f.value == "" {
 					return fmt.Errorf("%s.%s is required: %w", w, f.name, ErrInvalidArgument)
 				}

@@ -103,8 +103,11 @@ type Service struct {
 	Tenants        map[string]string `json:"tenants,omitempty"`
 	AutoUpgrade    bool              `json:"autoUpgrade,omitempty"`
 	AutoRollback   bool              `json:"autoRollback,omitempty"`
-	BuiltIn        bool              `json:"builtIn,omitempty"`
-	Namespace      string            `json:"namespace,omitempty"`
+	// AutoUpgradePrereleases lets automatic upgrades pick pre-release
+	// versions (off: only releases are picked).
+	AutoUpgradePrereleases bool   `json:"autoUpgradePrereleases,omitempty"`
+	BuiltIn                bool   `json:"builtIn,omitempty"`
+	Namespace              string `json:"namespace,omitempty"`
 	// Supervisors are the Supervisors the installed version runs on, by
 	// serviceSupervisors, recorded when its resources are applied.
 	Supervisors []string  `json:"supervisors,omitempty"`
@@ -151,6 +154,15 @@ type VersionRef struct {
 	Digest  string        `json:"digest"`
 	Source  string        `json:"source"`
 	Values  OverlayValues `json:"values"`
+}
+
+// NameOrID names the service in messages: its package name, or its id
+// before its bundle was registered.
+func (s *Service) NameOrID() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.ID
 }
 
 // Clone returns a deep copy.
@@ -289,6 +301,9 @@ type Resource struct {
 	// Generation is the target object's generation the last apply left
 	// (a rollout's health gate accepts only statuses at or after it).
 	Generation int64 `json:"generation,omitempty"`
+	// Unreachable: the last call to its target did not get through (the
+	// resource is Busy; the service shows Unavailable).
+	Unreachable bool `json:"unreachable,omitempty"`
 }
 
 // Operation types.
@@ -340,6 +355,10 @@ type Operation struct {
 	Params      OperationParams `json:"params"`
 	// Orphans lists target resources a force delete left behind.
 	Orphans []Orphan `json:"orphans,omitempty"`
+	// Notes are everything the operation's checks said (every WARNING
+	// and INFO of every step; the ERRORs too when it failed), as the
+	// service's errorDetails show them.
+	Notes []ErrorDetail `json:"notes,omitempty"`
 	// Rollout is a rollout's waves and targets as it runs.
 	Rollout *RolloutState `json:"rollout,omitempty"`
 	// Override is an administrator's override of the operation's check
@@ -392,6 +411,9 @@ type OperationParams struct {
 	// PlanID is the stored plan the upgrade executes; TargetDigest is then
 	// the bundle that plan was made for, and no other is installed.
 	PlanID string `json:"planId,omitempty"`
+	// PriorStatus is the status the service showed before the operation
+	// (restored when an upgrade of an inactive service fails).
+	PriorStatus string `json:"priorStatus,omitempty"`
 }
 
 // Step is one recorded step.

@@ -1,5 +1,7 @@
 package lifecycle
 
+import "slices"
+
 // RenderInput overrides the stored layers for a preview; nil fields take
 // the service's stored values and the platform inventory.
 type RenderInput struct {
@@ -27,4 +29,15 @@ func WithoutType(ds []ErrorDetail, t string) []ErrorDetail {
 		}
 	}
 	return out
+}
+
+// AddDetails appends each of add that ds does not hold yet: a step run
+// again after a restart notes the same results once.
+func AddDetails(ds []ErrorDetail, add ...ErrorDetail) []ErrorDetail {
+	for _, d := range add {
+		if !slices.Contains(ds, d) {
+			ds = append(ds, d)
+		}
+	}
+	return ds
 }

@@ -22,7 +22,8 @@ func ValidState(s string) bool {
 
 // CheckTransition says whether a service may move from one lifecycle state
 // to another through PUT or PATCH. Staying put is always allowed. Reaching
-// decommissioned is allowed by the table but only through DELETE.
+// decommissioned is allowed by the table but only through DELETE (a PUT
+// asking for it is turned into a DELETE before it gets here).
 func CheckTransition(from, to string) error {
 	if !ValidState(to) {
 		return fmt.Errorf("lifecycleState %q: want one of active, inactive, paused, decommissioned: %w", to, ErrInvalidArgument)
@@ -32,7 +33,7 @@ func CheckTransition(from, to string) error {
 	}
 	next := allowed[from]
 	if to == StateDecommissioned && slices.Contains(next, to) {
-		return fmt.Errorf("cannot set lifecycleState %s -> decommissioned with PUT or PATCH: use DELETE /v2/vcf-services/{id}: %w", from, ErrInvalidTransition)
+		return fmt.Errorf("cannot set lifecycleState %s -> decommissioned with PATCH: use DELETE /v2/vcf-services/{id}: %w", from, ErrInvalidTransition)
 	}
 	if !slices.Contains(next, to) {
 		return fmt.Errorf("cannot move lifecycleState %s -> %s: from %s the allowed transitions are %s: %w",

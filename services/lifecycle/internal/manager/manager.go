@@ -143,14 +143,15 @@ func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles
 		Workers: cfg.Workers, StepTimeout: cfg.stepTimeout, RetryBackoff: cfg.RetryBackoff,
 		SweepEvery: 5 * cfg.ReconcileInterval, Claims: cfg.Claims, ClaimSweep: cfg.ClaimSweep,
 	})
+	previews := reads.NewPreviews(reader, ports, bundles)
 	controller := controllers.New(controllers.Deps{
 		Repo: repo, Driver: driver, Ports: ports, Writer: writer, Queue: queue,
-		Upgrades: reader, Upgrader: runner, Observer: cfg.Observer, Leadership: cfg.Leadership,
+		Upgrades: previews, Upgrader: runner, Observer: cfg.Observer, Leadership: cfg.Leadership,
 		Interval: cfg.ReconcileInterval, RefreshInterval: cfg.RefreshInterval, RetryBackoff: cfg.RetryBackoff,
 		Log: cfg.Logger, Now: now,
 	})
 	return &Manager{writer: writer, runner: runner, controller: controller, reader: reader,
-		previews: reads.NewPreviews(reader, ports, bundles)}
+		previews: previews}
 }
 
 // announcer hands every committed change to the watch streams and the

@@ -31,7 +31,9 @@ var activateOp = operation{
 var installSteps = []step{
 	{"render", withRendered(func(context.Context, *Deps, *run, *bundle.Bundle, *steps.Rendered) error { return nil })},
 	{"compatibility", withRendered(func(ctx context.Context, d *Deps, r *run, b *bundle.Bundle, rend *steps.Rendered) error {
-		return steps.CheckInstall(ctx, d.Ports.Check(), d.Writer, r.svc, b, rend)
+		notes, err := steps.CheckInstall(ctx, d.Ports.Check(), d.Writer, r.svc, b, rend)
+		r.note(notes)
+		return err
 	})},
 	{"prechecks", withRendered(func(ctx context.Context, d *Deps, r *run, b *bundle.Bundle, rend *steps.Rendered) error {
 		return steps.Prechecks(ctx, d.Ports.Precheck(), r.svc, b, rend, r.svc.Version)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/commit"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/fleet"
@@ -29,6 +28,8 @@ type Change struct {
 	Source         *string
 	AutoUpgrade    *bool
 	AutoRollback   *bool
+	// AutoUpgradePrereleases lets automatic upgrades pick pre-releases.
+	AutoUpgradePrereleases *bool
 	// Rollout asks the upgrade (Source) to roll out in waves;
 	// RolloutStrategy names the provider strategy the service's upgrades
 	// use ("": the provider's default).
@@ -92,13 +93,8 @@ func (c *Change) validate(bundles lifecycle.Bundles) error {
 		return fmt.Errorf("lifecycleState %q: want active, inactive or paused: %w", *c.LifecycleState, lifecycle.ErrInvalidArgument)
 	}
 	if c.Phase != nil && *c.Phase != "" {
-		switch *c.Phase {
-		case lifecycle.PhaseConfiguring, lifecycle.PhaseEditing, lifecycle.PhasePublishing:
-		default:
-			if !slices.Contains(lifecycle.Phases, *c.Phase) {
-				return fmt.Errorf("phase %q: want one of %s: %w", *c.Phase, strings.Join(lifecycle.Phases, ", "), lifecycle.ErrInvalidArgument)
-			}
-			return fmt.Errorf("phase %s is set by the Service Manager itself; a client may request Configuring, Editing or Publishing (re-apply the current configuration): %w", *c.Phase, lifecycle.ErrInvalidArgument)
+		if err := validPhase(*c.Phase); err != nil {
+			return err
 		}
 	}
 	for _, e := range c.Reconfigure {
@@ -152,6 +148,13 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if err != nil {
 		return nil, err
 	}
+	if c.phaseDelete() {
+		return r.Delete(ctx, id, false, c.RequestedBy)
+	}
+	resolve, err := r.expandPhase(ctx, current, &c)
+	if err != nil {
+		return nil, err
+	}
 	if c.PlanID != nil && *c.PlanID != "" {
 		if err := r.applyPlan(ctx, current, &c); err != nil {
 			return nil, err
@@ -176,7 +179,7 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if c.Override != nil && !upgrading {
 		return nil, fmt.Errorf("override goes with a new source (an upgrade); %s already runs %s: %w", id, current.Source, lifecycle.ErrInvalidArgument)
 	}
-	if activating || (c.Accepted != nil && current.Digest != "" && !upgrading) {
+	if activating || (((c.Accepted != nil && !upgrading) || resolve) && current.Digest != "") {
 		b, err := steps.LoadBundle(r.d.Bundles, current)
 		if err != nil {
 			return nil, err
@@ -202,6 +205,9 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 		op, err = applyChange(&r.d, svc, c, wantGrants)
 		if err != nil {
 			return err
+		}
+		if resolve && op == nil {
+			resolveAcceptance(svc, wantGrants)
 		}
 		if op != nil {
 			if svc.ActiveOperation != "" && svc.ActiveOperation != op.ID {
@@ -238,6 +244,7 @@ func applyValues(svc *lifecycle.Service, c Change) {
 // any. It must be repeatable (the transaction may retry).
 func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[string]any) (*lifecycle.Operation, error) {
 	busy := svc.ActiveOperation != ""
+	before := svc.Values
 	upgrade := c.Source != nil && *c.Source != "" && *c.Source != svc.Source
 	fields := c
 	if upgrade {
@@ -246,6 +253,12 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		fields.Accepted = nil
 	}
 	valuesChanged := applyFields(svc, fields, wantGrants)
+	if op, handled, err := inMaintenance(d, svc, c, valuesChanged); handled {
+		if err == nil && valuesChanged {
+			svc.Values = before
+		}
+		return op, err
+	}
 
 	// Version change: an upgrade.
 	if c.Source != nil && *c.Source != "" && *c.Source != svc.Source {
@@ -257,6 +270,14 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		}
 		if c.LifecycleState != nil && *c.LifecycleState != svc.LifecycleState {
 			return nil, fmt.Errorf("change either source (an upgrade) or lifecycleState in one request, not both: %w", lifecycle.ErrInvalidArgument)
+		}
+		switch svc.LifecycleState {
+		case lifecycle.StatePaused:
+			// Decided (docs/decisions.md, "Lifecycle semantics"): the
+			// administrator paused it for a reason; an upgrade would undo that.
+			return nil, fmt.Errorf("service %s is paused: resume it before upgrading: %w", svc.NameOrID(), lifecycle.ErrConflict)
+		case lifecycle.StateInactive:
+			return startInactiveUpgrade(d, svc, *c.Source, c.RequestedBy), nil
 		}
 		var op *lifecycle.Operation
 		if c.strategy != nil {
@@ -319,6 +340,9 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	if c.AutoRollback != nil {
 		svc.AutoRollback = *c.AutoRollback
 	}
+	if c.AutoUpgradePrereleases != nil {
+		svc.AutoUpgradePrereleases = *c.AutoUpgradePrereleases
+	}
 	if c.Accepted != nil {
 		svc.Accepted = lifecycle.Accepted{EULA: c.Accepted.EULA, Signatures: c.Accepted.Signatures, AccessGrants: lifecycle.CloneJSON(c.Accepted.AccessGrants)}
 		if svc.Status == lifecycle.StatusUnresolved || svc.Status == lifecycle.StatusReady {
@@ -335,7 +359,10 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 		valuesChanged = before != svc.Values
 	}
 	if c.Reconfigure != nil {
-		svc.Reconfigure = slices.Clone(c.Reconfigure)
+		svc.Reconfigure = nil
+		if len(c.Reconfigure) > 0 {
+			svc.Reconfigure = slices.Clone(c.Reconfigure)
+		}
 	}
 	if c.RolloutStrategy != nil {
 		svc.RolloutStrategy = *c.RolloutStrategy
@@ -343,8 +370,8 @@ func applyFields(svc *lifecycle.Service, c Change, wantGrants map[string]any) (v
 	return valuesChanged
 }
 
-// transition moves the lifecycle state: activation is an operation;
-// deactivate, pause and resume happen in the request's transaction and
+// transition moves the lifecycle state: activation and deactivation are
+// operations; pause and resume happen in the request's transaction and
 // are recorded in the history as finished operations.
 func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrants map[string]any, by string) (*lifecycle.Operation, error) {
 	if err := lifecycle.CheckTransition(svc.LifecycleState, to); err != nil {
@@ -357,9 +384,7 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 	case svc.LifecycleState == lifecycle.StateInactive && to == lifecycle.StateActive:
 		return startActivation(d, svc, wantGrants, by)
 	case to == lifecycle.StateInactive:
-		recordInstant(d, svc, lifecycle.OpDeactivate, by)
-		svc.LifecycleState = lifecycle.StateInactive
-		svc.Status = lifecycle.StatusReady
+		return startDeactivation(d, svc, by), nil
 	case to == lifecycle.StatePaused:
 		recordInstant(d, svc, lifecycle.OpPause, by)
 		svc.LifecycleState = lifecycle.StatePaused

@@ -16,8 +16,10 @@ type CreateRequest struct {
 	AutoUpgrade           bool
 	AutoRollback          bool
 	BuiltIn               bool
-	Labels, Locations     map[string]string
-	RequestedBy           string
+	// AutoUpgradePrereleases lets automatic upgrades pick pre-releases.
+	AutoUpgradePrereleases bool
+	Labels, Locations      map[string]string
+	RequestedBy            string
 }
 
 func validateLabels(field string, m map[string]string) error {
@@ -62,7 +64,9 @@ func (r *Runner) Create(ctx context.Context, req CreateRequest) (*lifecycle.Serv
 		AutoRollback:   req.AutoRollback,
 		BuiltIn:        req.BuiltIn,
 		CreatedAt:      now,
-		UpdatedAt:      now,
+
+		AutoUpgradePrereleases: req.AutoUpgradePrereleases,
+		UpdatedAt:              now,
 	}
 	op := registerOp.start(&r.d, svc, req.RequestedBy, lifecycle.OperationParams{Source: req.Source, Name: req.Name, Version: req.Version, Phase: lifecycle.PhaseResolving})
 	op.ToVersion = req.Version

@@ -92,7 +92,12 @@ func deleteResources(ctx context.Context, d *Deps, r *run) error {
 	}
 	// Anything the service still owns on a target without a record
 	// goes too.
-	left, err := steps.SweepOrphans(ctx, d.Ports.Remove(), r.op.ServiceID, nil)
+	// (What a force delete could not reach is listed once.)
+	listed := make([]*lifecycle.Resource, len(orphans))
+	for i, o := range orphans {
+		listed[i] = &lifecycle.Resource{Target: o.Target}
+	}
+	left, err := steps.SweepOrphans(ctx, d.Ports.Remove(), r.op.ServiceID, listed)
 	switch {
 	case err != nil && !r.op.Params.Force:
 		return fmt.Errorf("list the service's target resources: %w: %w", err, lifecycle.ErrUnavailable)

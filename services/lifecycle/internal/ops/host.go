@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -181,17 +182,23 @@ func (h host) fail(ctx context.Context, r *run, i int, cause error, stuck bool) 
 	if errors.As(cause, &b) {
 		errType, details = b.ErrType, b.Details
 	}
+	// What the earlier steps noted stays next to the failure (before,
+	// a block dropped the notes of its type: a hook's ERROR took the
+	// compatibility step's WARNINGs with it).
+	noted := op.Notes
+	failure := []lifecycle.ErrorDetail{{Type: errType, Severity: lifecycle.SeverityError,
+		Message: fmt.Sprintf("%s failed at step %s: %v", op.Type, op.Steps[i].Name, cause)}}
+	failure = append(failure, details...)
+	if outcome == lifecycle.OutcomeStuck {
+		failure = append(failure, lifecycle.ErrorDetail{Type: errType, Severity: lifecycle.SeverityError,
+			Message: fmt.Sprintf("%s is stuck at step %s; recover with POST /rollback or DELETE ?forceDelete=true", op.Type, op.Steps[i].Name)})
+	}
+	op.Notes = lifecycle.AddDetails(slices.Clone(noted), failure...)
 	err := h.r.d.Writer.CloseOperation(ctx, op, func(svc *lifecycle.Service) {
 		if svc.ActiveOperation == op.ID && outcome != lifecycle.OutcomeStuck {
 			svc.ActiveOperation = ""
 		}
-		svc.ErrorDetails = append(lifecycle.WithoutType(svc.ErrorDetails, errType), lifecycle.ErrorDetail{Type: errType, Severity: lifecycle.SeverityError,
-			Message: fmt.Sprintf("%s failed at step %s: %v", op.Type, op.Steps[i].Name, cause)})
-		svc.ErrorDetails = append(svc.ErrorDetails, details...)
-		if outcome == lifecycle.OutcomeStuck {
-			svc.ErrorDetails = append(svc.ErrorDetails, lifecycle.ErrorDetail{Type: errType, Severity: lifecycle.SeverityError,
-				Message: fmt.Sprintf("%s is stuck at step %s; recover with POST /rollback or DELETE ?forceDelete=true", op.Type, op.Steps[i].Name)})
-		}
+		svc.ErrorDetails = lifecycle.AddDetails(lifecycle.WithoutType(svc.ErrorDetails, errType), op.Notes...)
 		if svc.Progress == nil || svc.Progress.OperationID != op.ID {
 			svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Override: op.Override}
 		}
@@ -209,6 +216,7 @@ func (h host) fail(ctx context.Context, r *run, i int, cause error, stuck bool) 
 	if err != nil {
 		h.r.d.Log.Error("record failed operation", "operation", op.ID, "error", err)
 	}
+	h.quarantineFailedAuto(ctx, op, cause)
 	h.afterFailure(ctx, op, outcome)
 }
 
@@ -229,6 +237,7 @@ func (h host) finish(ctx context.Context, r *run) {
 	}
 	op.FinishedAt = h.r.d.Now()
 	err := h.r.d.Writer.CloseOperation(ctx, op, func(svc *lifecycle.Service) {
+		svc.ErrorDetails = lifecycle.AddDetails(svc.ErrorDetails, op.Notes...)
 		if svc.ActiveOperation == op.ID {
 			svc.ActiveOperation = ""
 			if def, ok := operationTypes()[op.Type]; ok && def.onSuccess != nil {
@@ -260,19 +269,51 @@ func (h host) afterFailure(ctx context.Context, op *lifecycle.Operation, outcome
 	h.r.d.Log.Info("upgrade failed; rolling back automatically", "service", svc.ID, "to", svc.PreviousVersion.Version)
 	if _, err := h.r.Rollback(ctx, svc.ID, "", "auto-rollback"); err != nil {
 		h.r.d.Log.Error("automatic rollback", "service", svc.ID, "error", err)
+		h.refusedRollback(ctx, op, svc.PreviousVersion.Version, err)
+	}
+}
+
+// quarantineFailedAuto quarantines the version an automatic upgrade failed
+// on (or is stuck at): automatic upgrades pick it again only once an
+// administrator clears it (DELETE /v2/vcf-service-versions/{name}/{version}/quarantine).
+func (h host) quarantineFailedAuto(ctx context.Context, op *lifecycle.Operation, cause error) {
+	if (op.Type != lifecycle.OpUpgrade && op.Type != lifecycle.OpRollout) || !op.Params.Automatic || op.ToVersion == "" || op.ServiceName == "" {
+		return
+	}
+	q := &lifecycle.Quarantine{At: h.r.d.Now(), By: op.RequestedBy,
+		Reason: fmt.Sprintf("the automatic upgrade of service %s from %s failed: %v", op.ServiceID, op.FromVersion, cause)}
+	if err := quarantine(ctx, h.r.d, op.ServiceName, op.ToVersion, q); err != nil {
+		h.r.d.Log.Warn("quarantine the version an automatic upgrade failed on", "service", op.ServiceID, "version", op.ToVersion, "error", err)
+	}
+}
+
+// refusedRollback shows a refused automatic rollback as an ERROR in the
+// service's errorDetails and the failed upgrade's record (it used to be
+// only logged).
+func (h host) refusedRollback(ctx context.Context, op *lifecycle.Operation, to string, cause error) {
+	d := lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: lifecycle.SeverityError,
+		Message: fmt.Sprintf("the automatic rollback to %s was refused: %v", to, cause)}
+	op.Notes = lifecycle.AddDetails(op.Notes, d)
+	err := h.r.d.Writer.PutOperation(ctx, op, func(svc *lifecycle.Service) bool {
+		svc.ErrorDetails = lifecycle.AddDetails(svc.ErrorDetails, d)
+		return true
+	})
+	if err != nil {
+		h.r.d.Log.Error("record the refused automatic rollback", "service", op.ServiceID, "error", err)
 	}
 }
 
 // operationTypes maps each operation type to its table.
 func operationTypes() map[string]*operation {
 	return map[string]*operation{
-		lifecycle.OpRegister:  &registerOp,
-		lifecycle.OpActivate:  &activateOp,
-		lifecycle.OpConfigure: &reconfigureOp,
-		lifecycle.OpUpgrade:   &upgradeOp,
-		lifecycle.OpRollback:  &rollbackOp,
-		lifecycle.OpDelete:    &deleteOp,
-		lifecycle.OpRollout:   &rolloutOp,
+		lifecycle.OpRegister:   &registerOp,
+		lifecycle.OpActivate:   &activateOp,
+		lifecycle.OpDeactivate: &deactivateOp,
+		lifecycle.OpConfigure:  &reconfigureOp,
+		lifecycle.OpUpgrade:    &upgradeOp,
+		lifecycle.OpRollback:   &rollbackOp,
+		lifecycle.OpDelete:     &deleteOp,
+		lifecycle.OpRollout:    &rolloutOp,
 	}
 }
 

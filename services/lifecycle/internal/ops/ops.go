@@ -132,6 +132,12 @@ type run struct {
 	scratch map[string]any
 }
 
+// note keeps what a step's checks said in the operation's record (journaled
+// with the step's end; a step run again notes the same once).
+func (r *run) note(notes []lifecycle.ErrorDetail) {
+	r.op.Notes = lifecycle.AddDetails(r.op.Notes, notes...)
+}
+
 // cache is the run's scratch, made on first use.
 func (r *run) cache() map[string]any {
 	if r.scratch == nil {

@@ -133,6 +133,7 @@ func registerValidate(ctx context.Context, d *Deps, r *run) error {
 	if err != nil {
 		return err
 	}
+	r.note(warnings)
 	_, err = d.Writer.Mutate(ctx, svc.ID, func(tx lifecycle.Tx, svc *lifecycle.Service) error {
 		// Unresolved comes with the operation's end (onSuccess), in the
 		// transaction that lets the service take its next operation: a

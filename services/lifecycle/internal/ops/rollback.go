@@ -46,6 +46,9 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 	if err != nil {
 		return nil, err
 	}
+	if err := refusePaused(svc); err != nil {
+		return nil, err
+	}
 	if abandoned, err := abandonStuckChecks(ctx, &r.d, svc, by); abandoned != nil || err != nil {
 		return abandoned, err
 	}
@@ -75,6 +78,9 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 		if s.LifecycleState == lifecycle.StateDecommissioned {
 			return fmt.Errorf("service %s is being deleted: %w", id, lifecycle.ErrConflict)
 		}
+		if err := refusePaused(s); err != nil {
+			return err
+		}
 		if s.ActiveOperation != "" {
 			running, err := tx.Operation(s.ID, s.ActiveOperation)
 			// Only a stuck upgrade can be rolled back while it is active.
@@ -101,6 +107,15 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 	r.engine.Cancel(id)
 	r.enqueue(ctx, op)
 	return out, nil
+}
+
+// refusePaused refuses a rollback of a paused service (decided, as for
+// its upgrade: docs/decisions.md, "Lifecycle semantics").
+func refusePaused(svc *lifecycle.Service) error {
+	if svc.LifecycleState == lifecycle.StatePaused {
+		return fmt.Errorf("service %s is paused: resume it before rolling back: %w", svc.NameOrID(), lifecycle.ErrConflict)
+	}
+	return nil
 }
 
 // abandonStuckChecks ends an upgrade stuck before maintenance: nothing
@@ -245,6 +260,9 @@ func rollbackResources(ctx context.Context, d *Deps, r *run) error {
 func rollbackCleanup(ctx context.Context, d *Deps, r *run) error {
 	_, err := d.Writer.Mutate(ctx, r.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if prev := s.PreviousVersion; prev != nil && s.Version != prev.Version {
+			// Automatic upgrades do not pick the version rolled back from
+			// until an administrator clears it.
+			s.UpgradeBlockedFor = s.Version
 			s.Version, s.Digest, s.Source, s.Values = prev.Version, prev.Digest, prev.Source, prev.Values
 		}
 		s.PreviousVersion = nil

@@ -151,8 +151,9 @@ func rolloutPromote(ctx context.Context, d *Deps, r *run, u *upgradeVersions) er
 // onRolloutFailure: a rollout that failed outright (a step failed for
 // good, or got stuck) before moving anything leaves the service as it
 // was; one that had moved targets is a partial upgrade: the service
-// points at the new version, Unhealthy, so POST /rollback takes every
-// target back (those never moved are current already).
+// points at the new version, Unhealthy and in maintenance, so POST
+// /rollback takes every target back (those never moved are current
+// already), or sending the same source again retries it at once.
 func onRolloutFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome string) {
 	svc.RolloutControl = nil
 	if svc.Rollout != nil {
@@ -178,6 +179,11 @@ func onRolloutFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome s
 		if op.Params.Source != "" {
 			svc.Source = op.Params.Source
 		}
+		// Partial, as an upgrade's: it stays in maintenance (maintenance.go).
+		svc.Maintenance = true
+		svc.Status = lifecycle.StatusUnhealthy
+		svc.ErrorDetails = append(svc.ErrorDetails, maintenanceNote(svc, op))
+		return
 	}
 	svc.Maintenance = false
 	svc.Status = lifecycle.StatusUnhealthy

@@ -129,18 +129,38 @@ func (r *Runner) QuarantineVersion(ctx context.Context, name, version string, q 
 	for _, e := range entries {
 		if e.Version == version {
 			if q == nil {
-				// A cleared version may be picked again: services whose
-				// automatic upgrade skipped it look again.
-				for _, svc := range r.d.Repo.Services(ctx) {
-					if svc.Name == name {
-						r.d.Kick(svc.ID)
-					}
+				if err := r.unblock(ctx, name, version); err != nil {
+					return nil, err
 				}
 			}
 			return e, nil
 		}
 	}
 	return nil, fmt.Errorf("version %s of %s is not registered: %w", version, name, lifecycle.ErrNotFound)
+}
+
+// unblock: a cleared version may be picked again. Services that failed on
+// it or were rolled back from it (UpgradeBlockedFor) forget that, and every
+// service of the package looks again.
+func (r *Runner) unblock(ctx context.Context, name, version string) error {
+	for _, svc := range r.d.Repo.Services(ctx) {
+		if svc.Name != name {
+			continue
+		}
+		if svc.UpgradeBlockedFor == version {
+			_, err := r.d.Writer.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+				if s.UpgradeBlockedFor == version {
+					s.UpgradeBlockedFor = ""
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+		r.d.Kick(svc.ID)
+	}
+	return nil
 }
 
 // PutRolloutStrategies replaces the provider's rollout strategies.

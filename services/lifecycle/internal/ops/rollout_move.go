@@ -225,17 +225,54 @@ func (w *waveRun) sharedHealthy(ctx context.Context) bool {
 type gateResults struct {
 	errors map[string][]string
 	notes  map[string][]lifecycle.ErrorDetail
+	folded []foldedNote
 }
 
 func (g *gateResults) add(sup string, r lifecycle.CheckResult, source string) {
+	sev := ""
 	switch strings.ToUpper(r.Severity) {
 	case "ERROR":
 		g.errors[sup] = append(g.errors[sup], source+": "+r.Message)
+		return
 	case "WARNING", "WARN":
-		g.notes[sup] = append(g.notes[sup], lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: lifecycle.SeverityWarn, Message: source + ": " + r.Message})
+		sev = lifecycle.SeverityWarn
 	case "INFO":
-		g.notes[sup] = append(g.notes[sup], lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: lifecycle.SeverityInfo, Message: source + ": " + r.Message})
+		sev = lifecycle.SeverityInfo
+	default:
+		return
 	}
+	g.notes[sup] = append(g.notes[sup], lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: sev, Message: source + ": " + r.Message})
+	k := noteKey{sev, source, r.Message}
+	i := slices.IndexFunc(g.folded, func(f foldedNote) bool { return f.key == k })
+	if i < 0 {
+		g.folded = append(g.folded, foldedNote{key: k})
+		i = len(g.folded) - 1
+	}
+	if !slices.Contains(g.folded[i].sups, sup) {
+		g.folded[i].sups = append(g.folded[i].sups, sup)
+	}
+}
+
+type noteKey struct{ sev, source, msg string }
+
+// foldedNote is one WARNING or INFO of a wave's checks and the
+// Supervisors it was reported for.
+type foldedNote struct {
+	key  noteKey
+	sups []string
+}
+
+// foldedNotes are the wave's WARNINGs and INFOs for the operation's
+// record: one per result, naming the Supervisors it was reported for.
+func (g *gateResults) foldedNotes() []lifecycle.ErrorDetail {
+	out := make([]lifecycle.ErrorDetail, 0, len(g.folded))
+	for _, f := range g.folded {
+		sups := slices.Clone(f.sups)
+		slices.Sort(sups)
+		out = append(out, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: f.key.sev,
+			Message: f.key.source + " on " + strings.Join(sups, ", ") + ": " + f.key.msg})
+	}
+	return out
 }
 
 // gateChecks runs, for the Supervisors of a wave, the checks an upgrade

@@ -205,6 +205,7 @@ func (w *waveRun) gate(ctx context.Context) string {
 		return ""
 	}
 	errs := gateChecks(ctx, w.d, w.r, w.u, sups)
+	w.r.note(errs.foldedNotes())
 	var blocked []string
 	for i := range w.st.Targets {
 		t := &w.st.Targets[i]

@@ -31,6 +31,7 @@ var upgradeOp = operation{
 		{"resources", withVersions(upgradeResources)},
 		{"cleanup", withVersions(upgradeCleanup)},
 	},
+	dynamic:   inactiveUpgradeStep,
 	onFailure: onUpgradeFailure,
 }
 
@@ -123,9 +124,11 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	if err := refuseQuarantined(ctx, d, svc.Name, v); err != nil {
 		return err
 	}
-	if _, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b); err != nil {
+	warnings, err := steps.ValidateBundle(ctx, d.Ports.Render(), d.Ports.Peers.Compatibility, svc, b)
+	if err != nil {
 		return err
 	}
+	r.note(warnings) // the new bundle's static warnings (they reach errorDetails when the upgrade ends)
 	if err := verifyLive(d, svc, v, b); err != nil {
 		return lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
 	}
@@ -205,7 +208,9 @@ func upgradeEvaluate(ctx context.Context, d *Deps, r *run, u *upgradeVersions) e
 	if results, err = overrideErrors(ctx, d, r, results); err != nil {
 		return err
 	}
-	return steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "compatibility check failed")
+	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "compatibility check failed")
+	r.note(notes)
+	return err
 }
 
 // upgradeHook: the service's own pre-check hook.
@@ -218,7 +223,9 @@ func upgradeHook(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error
 	if err != nil {
 		return err
 	}
-	if err := steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "the pre-check hook reported errors"); err != nil {
+	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "the pre-check hook reported errors")
+	r.note(notes)
+	if err != nil {
 		return err
 	}
 	if hook.Failure != "" {
@@ -288,7 +295,8 @@ func upgradeCleanup(ctx context.Context, d *Deps, _ *run, u *upgradeVersions) er
 
 // onUpgradeFailure sets the service's status after a failed upgrade. Before
 // maintenance nothing changed: the current version stays as it was. After,
-// the upgrade is partial: Unhealthy, to fix and retry or roll back.
+// the upgrade is partial: Unhealthy and still in maintenance, to fix and
+// retry or roll back.
 func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome string) {
 	partial := false
 	for _, s := range op.Steps {
@@ -298,6 +306,13 @@ func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome s
 	}
 	if op.Params.Automatic {
 		svc.UpgradeBlockedFor = op.ToVersion
+	}
+	if svc.LifecycleState == lifecycle.StateInactive && op.Params.PriorStatus != "" {
+		// Nothing was applied: the inactive service is as it was.
+		svc.Maintenance = false
+		svc.Phase = op.Params.Phase
+		svc.Status = op.Params.PriorStatus
+		return
 	}
 	if outcome == lifecycle.OutcomeStuck {
 		svc.Status = lifecycle.StatusUnhealthy
@@ -309,8 +324,10 @@ func onUpgradeFailure(svc *lifecycle.Service, op *lifecycle.Operation, outcome s
 		setStatusFromResourcesLater(svc)
 		return
 	}
-	svc.Maintenance = false
+	// Partial: the service stays in maintenance (maintenance.go).
+	svc.Maintenance = true
 	svc.Status = lifecycle.StatusUnhealthy
+	svc.ErrorDetails = append(svc.ErrorDetails, maintenanceNote(svc, op))
 }
 
 // setStatusFromResourcesLater marks the service for the controllers to
@@ -340,7 +357,9 @@ func (r *Runner) StartAutoUpgrade(ctx context.Context, id string, to *lifecycle.
 	var op *lifecycle.Operation
 	_, err = r.d.Writer.Mutate(ctx, id, func(tx lifecycle.Tx, s *lifecycle.Service) error {
 		op = nil
-		if s.ActiveOperation != "" || !s.AutoUpgrade {
+		// Only an active service that is not in maintenance upgrades by
+		// itself (it may have been paused since the controllers looked).
+		if s.ActiveOperation != "" || !s.AutoUpgrade || s.LifecycleState != lifecycle.StateActive || s.Maintenance {
 			return nil
 		}
 		if strategy != nil {

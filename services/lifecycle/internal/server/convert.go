@@ -3,9 +3,11 @@ package server
 import (
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"time"
 
 	"google.golang.org/protobuf/types/known/structpb"
+	"sigs.k8s.io/yaml"
 
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
@@ -54,6 +56,8 @@ func toProto(svc *lifecycle.Service) (*lifecyclev1.VcfService, error) {
 		UpdatedAt:       rfc3339(svc.UpdatedAt),
 		Rollout:         rolloutSummaryProto(svc.Rollout),
 		RolloutStrategy: svc.RolloutStrategy,
+
+		AutoUpgradePrereleases: svc.AutoUpgradePrereleases,
 	}, nil
 }
 
@@ -98,6 +102,7 @@ func stateProto(v *reads.StateView) *lifecyclev1.State {
 			Type: r.Kind, Name: r.Name, Namespace: r.Namespace, Status: r.Status, Message: r.Message,
 			LastModified: rfc3339(r.LastModified), Region: r.Region, Supervisor: r.Supervisor,
 			LogicalName: r.Name, OwnerVersion: r.OwnerVersion, Finalizers: r.Finalizers,
+			ResourceYaml: resourceYAML(r),
 		})
 	}
 	for _, d := range v.ErrorDetails {
@@ -126,6 +131,9 @@ func operationProto(op *lifecycle.Operation) *lifecyclev1.Operation {
 	for _, s := range op.Steps {
 		p.Steps = append(p.Steps, &lifecyclev1.OperationStep{Name: s.Name, Status: s.Status, Message: s.Message,
 			StartedAt: rfc3339(s.StartedAt), FinishedAt: rfc3339(s.FinishedAt)})
+	}
+	for _, d := range op.Notes {
+		p.Notes = append(p.Notes, &lifecyclev1.ErrorDetail{Type: d.Type, Severity: d.Severity, Message: d.Message})
 	}
 	for _, o := range op.Orphans {
 		p.Steps = append(p.Steps, &lifecyclev1.OperationStep{Name: "orphaned " + o.Kind + " " + o.Name, Status: "Orphaned",
@@ -179,4 +187,32 @@ func grantsDiffProto(a steps.Acceptance) *lifecyclev1.AccessGrantsDiff {
 		out.Removed = append(out.Removed, &lifecyclev1.AccessGrantValue{Category: g.Category, Key: g.Key, Value: g.Value})
 	}
 	return out
+}
+
+// resourceYAML is api.md's ResourceInfo.resourceYaml: the custom resource
+// as the Service Manager applies it, for debugging. A Secret's values are
+// never shown (its keys are); nil when the record holds no document.
+func resourceYAML(r *lifecycle.Resource) *string {
+	if len(r.Doc) == 0 {
+		return nil
+	}
+	doc := r.Doc
+	if r.Kind == "Secret" {
+		doc = maps.Clone(r.Doc)
+		for _, field := range []string{"data", "stringData"} {
+			if m, ok := doc[field].(map[string]any); ok {
+				hidden := make(map[string]any, len(m))
+				for k := range m {
+					hidden[k] = redacted
+				}
+				doc[field] = hidden
+			}
+		}
+	}
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return nil
+	}
+	s := string(out)
+	return &s
 }

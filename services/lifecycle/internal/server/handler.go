@@ -47,6 +47,7 @@ func (h *Handler) CreateService(ctx context.Context, req *lifecyclev1.CreateServ
 		Source: req.GetSource(), Name: req.GetName(), Version: req.GetVersion(),
 		AutoUpgrade: req.GetAutoUpgrade(), AutoRollback: req.GetAutoRollback(), BuiltIn: req.GetBuiltIn(),
 		Labels: req.GetLabels(), Locations: req.GetLocations(), RequestedBy: auth.Principal(ctx),
+		AutoUpgradePrereleases: req.GetAutoUpgradePrereleases(),
 	})
 	if err != nil {
 		return nil, err
@@ -105,14 +106,21 @@ func (h *Handler) GetService(ctx context.Context, req *lifecyclev1.GetServiceReq
 
 // UpdateService implements PUT /v2/vcf-services/{id}: values, lifecycle
 // state, labels, locations and tenants are replaced; accepted is replaced
-// when given; a source different from the installed one starts an upgrade.
+// when given; a source different from the installed one starts an upgrade;
+// lifecycleState decommissioned deletes the service as DELETE does.
 func (h *Handler) UpdateService(ctx context.Context, req *lifecyclev1.UpdateServiceRequest) (*lifecyclev1.UpdateServiceResponse, error) {
 	c, err := changeFromPut(req)
 	if err != nil {
 		return nil, err
 	}
 	c.RequestedBy = auth.Principal(ctx)
-	svc, err := h.m.Apply(ctx, req.GetId(), c)
+	var svc *lifecycle.Service
+	if *c.LifecycleState == lifecycle.StateDecommissioned {
+		// api.md lists decommissioned among PUT's states: it is a DELETE.
+		svc, err = h.m.Delete(ctx, req.GetId(), false, c.RequestedBy)
+	} else {
+		svc, err = h.m.Apply(ctx, req.GetId(), c)
+	}
 	if err != nil {
 		return nil, err
 	}

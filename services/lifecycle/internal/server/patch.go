@@ -28,9 +28,14 @@ func overrideOf(o *lifecyclev1.Override) *lifecycle.Override {
 	return &lifecycle.Override{Reason: o.GetReason()}
 }
 
-// changeFromPut: values, lifecycle state, labels, locations and tenants
-// are replaced; accepted when given; a source starts an upgrade when it
-// differs from the installed one.
+// changeFromPut: PUT replaces the service's representation (api.md: "use
+// PATCH ... to avoid accidentally clearing fields"): id, values and
+// lifecycleState are required; the value layers, labels, locations,
+// tenants, autoUpgrade, autoRollback, autoUpgradePrereleases, reconfigure
+// and rolloutStrategy take what the body says, their defaults when it omits
+// them. accepted is replaced only when given (an omission does not
+// withdraw an administrator's acceptance). A source starts an upgrade when
+// it differs from the installed one.
 func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	body := req.GetService()
 	if body == nil {
@@ -45,10 +50,13 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	if body.GetValues() == nil {
 		return ops.Change{}, invalid("values is required in PUT; use PATCH to change single fields")
 	}
+	if body.GetId() == "" {
+		return ops.Change{}, invalid("id is required in PUT: the service's id, %s (PUT replaces the whole service; use PATCH to change single fields)", req.GetId())
+	}
 	vals := body.GetValues()
 	state := body.GetLifecycleState()
 	labels, locations, tenants := body.GetLabels(), body.GetLocations(), body.GetTenants()
-	auto, autoRB := body.GetAutoUpgrade(), body.GetAutoRollback()
+	auto, autoRB, pre := body.GetAutoUpgrade(), body.GetAutoRollback(), body.GetAutoUpgradePrereleases()
 	c := ops.Change{
 		Values: &lifecycle.OverlayValues{PlatformOverlay: vals.GetPlatformOverlay(), VendorOverlay: vals.GetVendorOverlay(),
 			UserOverwrite: vals.GetUserOverwrite(), Effective: vals.GetEffective()},
@@ -56,14 +64,15 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 		LifecycleState: &state,
 		Labels:         &labels, Locations: &locations, Tenants: &tenants,
 		Accepted:    acceptedOf(body.GetAccepted()),
-		AutoUpgrade: &auto, AutoRollback: &autoRB,
-		Revision: body.Revision,
+		AutoUpgrade: &auto, AutoRollback: &autoRB, AutoUpgradePrereleases: &pre,
+		Reconfigure: []string{},
+		Revision:    body.Revision,
 	}
 	if vals.GetEffective() != "" {
 		c.ValueFields = append(c.ValueFields, "effective")
 	}
-	if body.GetReconfigure() != nil {
-		c.Reconfigure = body.GetReconfigure().GetEvents()
+	if events := body.GetReconfigure().GetEvents(); len(events) > 0 {
+		c.Reconfigure = events
 	}
 	rollout, err := rolloutRequestFromProto(body.GetRollout())
 	if err != nil {
@@ -86,7 +95,7 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 var patchFields = map[string]bool{
 	"values": true, "lifecycle_state": true, "phase": true, "labels": true, "locations": true, "accepted": true,
 	"reconfigure": true, "source": true, "auto_upgrade": true, "auto_rollback": true, "tenants": true, "revision": true,
-	"rollout": true, "rollout_strategy": true, "plan_id": true, "override": true,
+	"rollout": true, "rollout_strategy": true, "plan_id": true, "auto_upgrade_prereleases": true, "override": true,
 }
 
 var valueFieldNames = map[string]string{
@@ -127,6 +136,7 @@ func maskOf(req *lifecyclev1.PatchServiceRequest) []string {
 	add("source", p.GetSource() != "")
 	add("auto_upgrade", p.GetAutoUpgrade())
 	add("auto_rollback", p.GetAutoRollback())
+	add("auto_upgrade_prereleases", p.GetAutoUpgradePrereleases())
 	add("revision", p.Revision != nil)
 	add("plan_id", p.GetPlanId() != "")
 	add("override", p.GetOverride() != nil)
@@ -224,6 +234,9 @@ func patchField(c *ops.Change, p *lifecyclev1.ServicePatch, top string) {
 	case "auto_rollback":
 		b := p.GetAutoRollback()
 		c.AutoRollback = &b
+	case "auto_upgrade_prereleases":
+		b := p.GetAutoUpgradePrereleases()
+		c.AutoUpgradePrereleases = &b
 	case "revision":
 		c.Revision = p.Revision
 	case "rollout_strategy":

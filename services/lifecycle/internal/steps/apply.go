@@ -135,6 +135,7 @@ func ApplyAll(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, resourc
 // applyOne applies one resource and records its status on it.
 func applyOne(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, r *lifecycle.Resource, overlays *overlayIndex) {
 	now := p.Now()
+	r.Unreachable = false
 	if r.Kind == "Overlay" {
 		r.Status, r.Message = overlays.status(r)
 		r.LastModified = now
@@ -155,7 +156,7 @@ func applyOne(ctx context.Context, p ApplyPorts, svc *lifecycle.Service, r *life
 		r.Status = target.StatusUnhealthy
 		switch {
 		case errors.Is(err, target.ErrUnreachable):
-			r.Status = target.StatusBusy
+			r.Status, r.Unreachable = target.StatusBusy, true
 			r.Message = fmt.Sprintf("target unreachable, retrying: %v", err)
 		case errors.Is(err, target.ErrOwnedByOther), errors.Is(err, target.ErrIncompatible):
 			r.Message = fmt.Sprintf("cannot take ownership: %v", err)

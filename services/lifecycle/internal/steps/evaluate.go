@@ -46,43 +46,56 @@ func SupervisorsByName(inv *lifecycle.Inventory) map[string]lifecycle.Supervisor
 	return out
 }
 
-// resultDetails turns compatibility results into error details; ERRORs
-// block.
+// resultDetails turns compatibility and hook results into error details;
+// ERRORs block. A hook result names the Supervisors that answered it.
 func resultDetails(results []lifecycle.CheckResult) (details []lifecycle.ErrorDetail, blockers []string) {
 	for _, res := range results {
 		sev := lifecycle.SeverityInfo
+		msg := res.Message
+		if res.Kind == KindHook {
+			msg = "pre-check hook: " + msg
+			if res.Subject != "" {
+				msg = "pre-check hook on " + res.Subject + ": " + res.Message
+			}
+		}
 		switch strings.ToUpper(res.Severity) {
 		case "ERROR":
 			sev = lifecycle.SeverityError
-			blockers = append(blockers, res.Message)
+			blockers = append(blockers, msg)
 		case "WARNING":
 			sev = lifecycle.SeverityWarn
 		}
-		details = append(details, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: sev, Message: res.Message})
+		details = append(details, lifecycle.ErrorDetail{Type: lifecycle.ErrTypeInstall, Severity: sev, Message: msg})
 	}
 	return details, blockers
 }
 
-func CheckInstall(ctx context.Context, cp CheckPorts, w Writer, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered) error {
+// KindHook is the kind of a pre-check hook's results.
+const KindHook = "HOOK"
+
+// CheckInstall evaluates the install constraints; it returns the WARNING
+// and INFO results it noted on the service (the operation keeps them too).
+func CheckInstall(ctx context.Context, cp CheckPorts, w Writer, svc *lifecycle.Service, b *bundle.Bundle, rend *Rendered) ([]lifecycle.ErrorDetail, error) {
 	envs, err := Environments(ctx, cp.Inventory, rend)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	verdict, err := cp.Compatibility.EvaluateInstall(ctx, PackageVersion(b, svc.Version, svc.BuiltIn), envs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	details, blockers := resultDetails(verdict.Results)
+	notes := nonErrors(details)
 	if _, err := w.Mutate(ctx, svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
-		s.ErrorDetails = append(lifecycle.WithoutType(s.ErrorDetails, lifecycle.ErrTypeInstall), nonErrors(details)...)
+		s.ErrorDetails = append(lifecycle.WithoutType(s.ErrorDetails, lifecycle.ErrTypeInstall), notes...)
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	if verdict.Blocked || len(blockers) > 0 {
-		return lifecycle.BlockedWith(lifecycle.ErrTypeInstall, fmt.Errorf("compatibility check failed: %s", strings.Join(blockers, "; ")), details)
+		return notes, lifecycle.BlockedWith(lifecycle.ErrTypeInstall, fmt.Errorf("compatibility check failed: %s", strings.Join(blockers, "; ")), details)
 	}
-	return nil
+	return notes, nil
 }
 
 func nonErrors(ds []lifecycle.ErrorDetail) []lifecycle.ErrorDetail {
@@ -95,26 +108,30 @@ func nonErrors(ds []lifecycle.ErrorDetail) []lifecycle.ErrorDetail {
 	return out
 }
 
-// NoteResults keeps WARNING/INFO results visible and blocks on ERRORs.
-// A blocked operation shows every result (docs/decisions.md, "A blocked
-// upgrade shows everything"): the failure's message lists them all, and
-// each is its own errorDetail, so an administrator sees the warnings too.
-func NoteResults(ctx context.Context, w Writer, id string, results []lifecycle.CheckResult, what string) error {
+// NoteResults keeps WARNING/INFO results visible and blocks on ERRORs; it
+// returns the WARNING and INFO details it noted (the operation's record
+// keeps them). A blocked operation shows every result (docs/decisions.md,
+// "A blocked upgrade shows everything"): the failure's message lists them
+// all, and each is its own errorDetail, so an administrator sees the
+// warnings too. Noting the same results again (a step run again after a
+// restart) adds nothing.
+func NoteResults(ctx context.Context, w Writer, id string, results []lifecycle.CheckResult, what string) ([]lifecycle.ErrorDetail, error) {
 	details, blockers := resultDetails(results)
+	notes := nonErrors(details)
 	if _, err := w.Mutate(ctx, id, func(_ lifecycle.Tx, s *lifecycle.Service) error {
-		s.ErrorDetails = append(s.ErrorDetails, nonErrors(details)...)
+		s.ErrorDetails = lifecycle.AddDetails(s.ErrorDetails, notes...)
 		return nil
 	}); err != nil {
-		return err
+		return nil, err
 	}
 	if len(blockers) > 0 {
 		all := make([]string, len(details))
 		for i, d := range details {
 			all[i] = d.Severity + " " + d.Message
 		}
-		return lifecycle.BlockedWith(lifecycle.ErrTypeInstall, fmt.Errorf("%s: %s", what, strings.Join(all, "; ")), details)
+		return notes, lifecycle.BlockedWith(lifecycle.ErrTypeInstall, fmt.Errorf("%s: %s", what, strings.Join(all, "; ")), details)
 	}
-	return nil
+	return notes, nil
 }
 
 func UpgradeCompatibility(ctx context.Context, cp CheckPorts, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string, rend *Rendered) ([]lifecycle.CheckResult, error) {
@@ -185,16 +202,33 @@ func dispatchHooks(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob
 	return hp.Precheck.DispatchHooks(ctx, reqs)
 }
 
-// hookReport folds the hook's answers into one report.
+// hookReport folds the hook's answers into one report. Identical results
+// from several Supervisors become one, whose Subject lists them (empty
+// when the hook ran without a Supervisor).
 func hookReport(results []lifecycle.HookResult) *lifecycle.HookReport {
 	report := &lifecycle.HookReport{}
 	var failures []string
+	type key struct{ sev, msg, kind, source string }
+	index := map[key]int{}
+	subjects := map[int][]string{}
 	for _, h := range results {
 		report.Configured = report.Configured || h.Configured
 		if report.Endpoint == "" {
 			report.Endpoint = h.Endpoint
 		}
-		report.Results = append(report.Results, h.Results...)
+		for _, res := range h.Results {
+			k := key{strings.ToUpper(res.Severity), res.Message, res.Kind, res.Source}
+			i, ok := index[k]
+			if !ok {
+				i = len(report.Results)
+				index[k] = i
+				res.Subject = ""
+				report.Results = append(report.Results, res)
+			}
+			if h.Supervisor != "" && !slices.Contains(subjects[i], h.Supervisor) {
+				subjects[i] = append(subjects[i], h.Supervisor)
+			}
+		}
 		if h.Failure != "" {
 			where := ""
 			if h.Supervisor != "" {
@@ -203,6 +237,10 @@ func hookReport(results []lifecycle.HookResult) *lifecycle.HookReport {
 			failures = append(failures, h.Failure+where)
 		}
 		report.Blocked = report.Blocked || h.Blocked
+	}
+	for i, subj := range subjects {
+		slices.Sort(subj)
+		report.Results[i].Subject = strings.Join(subj, ", ")
 	}
 	report.Failure = strings.Join(failures, "; ")
 	return report

@@ -27,17 +27,7 @@ func SetStatusFromResources(svc *lifecycle.Service, res []*lifecycle.Resource) {
 	if svc.LifecycleState != lifecycle.StateActive || svc.Maintenance {
 		return
 	}
-	status := lifecycle.StatusHealthy
-	for _, r := range res {
-		switch r.Status {
-		case target.StatusUnhealthy:
-			status = lifecycle.StatusUnhealthy
-		case target.StatusBusy, target.StatusMaintenance:
-			if status != lifecycle.StatusUnhealthy {
-				status = lifecycle.StatusBusy
-			}
-		}
-	}
+	status := statusOf(res)
 	if svc.ActiveOperation != "" && status == lifecycle.StatusHealthy {
 		status = lifecycle.StatusBusy
 	}
@@ -45,4 +35,27 @@ func SetStatusFromResources(svc *lifecycle.Service, res []*lifecycle.Resource) {
 	if status == lifecycle.StatusHealthy {
 		svc.LastKnownGood = svc.Version
 	}
+}
+
+// statusOf aggregates resource statuses: Unhealthy when any is; else
+// Unavailable when any target cannot be reached (api.md: "service cannot
+// be reached or managed"); else Busy when any is pending; else Healthy.
+func statusOf(res []*lifecycle.Resource) string {
+	rank := map[string]int{lifecycle.StatusHealthy: 0, lifecycle.StatusBusy: 1, lifecycle.StatusUnavailable: 2, lifecycle.StatusUnhealthy: 3}
+	status := lifecycle.StatusHealthy
+	for _, r := range res {
+		s := lifecycle.StatusHealthy
+		switch {
+		case r.Status == target.StatusUnhealthy:
+			s = lifecycle.StatusUnhealthy
+		case r.Status == target.StatusBusy && r.Unreachable:
+			s = lifecycle.StatusUnavailable
+		case r.Status == target.StatusBusy, r.Status == target.StatusMaintenance:
+			s = lifecycle.StatusBusy
+		}
+		if rank[s] > rank[status] {
+			status = s
+		}
+	}
+	return status
 }

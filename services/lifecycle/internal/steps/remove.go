@@ -21,6 +21,21 @@ func letGo(ctx context.Context, driver target.Driver, k target.Key, finalizers [
 	return driver.Release(ctx, k)
 }
 
+// forceLetGo is a force delete's one attempt at letting r go. When its
+// cleanup fails the resource stays on its target: its finalizers and
+// ownership are stripped if the target answers that, and the error says
+// what to audit.
+func forceLetGo(ctx context.Context, driver target.Driver, r *lifecycle.Resource) error {
+	err := letGo(ctx, driver, r.Target, r.Finalizers)
+	if err == nil {
+		return nil
+	}
+	if rerr := driver.Release(ctx, r.Target); rerr == nil {
+		return fmt.Errorf("left on its target by force delete (cleanup failed: %w; finalizers and ownership removed); audit it and remove it manually", err)
+	}
+	return fmt.Errorf("left on its target by force delete (cannot be reached: %w); audit it and remove it manually", err)
+}
+
 // decommissionTargets removes the target objects of records whose target
 // changed, leaving the records (they are about to be replaced). Without a
 // cleanup finalizer the object is released instead of deleted.
@@ -74,9 +89,11 @@ func SweepOrphans(ctx context.Context, p RemovePorts, svcID string, records []*l
 // RemoveResources deletes resource records. Those with finalizers clean up
 // their target first; those without are released (the target keeps them).
 // Without force a failed cleanup keeps the record and is retried (the
-// error is transient). With force (seed 002) nothing is cleaned up: the
-// finalizers and ownership are removed at once, the target resource stays
-// and is reported as an orphan to audit.
+// error is transient). With force (seed 002: "proceeds immediately with
+// resource cleanup and finalizer removal") each resource gets one attempt:
+// what its target answers is cleaned up exactly as without force; what it
+// cannot be (an unreachable Supervisor) has its record removed anyway and
+// is reported as an orphan to audit.
 func RemoveResources(ctx context.Context, p RemovePorts, res []*lifecycle.Resource, force bool, orphans *[]lifecycle.Orphan) error {
 	var mu sync.Mutex
 	var failed []error
@@ -87,10 +104,7 @@ func RemoveResources(ctx context.Context, p RemovePorts, res []*lifecycle.Resour
 		switch {
 		case r.Kind == "Overlay":
 		case force:
-			err = p.Driver.Release(ctx, r.Target)
-			if err == nil {
-				err = errors.New("left on its target by force delete (finalizers and ownership removed); audit it and remove it manually")
-			}
+			err = forceLetGo(ctx, p.Driver, r)
 		default:
 			err = letGo(ctx, p.Driver, r.Target, r.Finalizers)
 		}

@@ -39,6 +39,25 @@ func CheckTargetVersion(svc *lifecycle.Service, v string) error {
 	return nil
 }
 
+// UpgradeCandidates are the registered versions (a name's catalog
+// entries) an upgrade of svc may be asked to pick, newest first: Ready,
+// downloaded, newer than the installed version, not quarantined, and not a
+// pre-release unless the service opts in (autoUpgradePrereleases).
+func UpgradeCandidates(entries []*lifecycle.CatalogEntry, svc *lifecycle.Service) []*lifecycle.CatalogEntry {
+	var out []*lifecycle.CatalogEntry
+	for _, e := range entries {
+		if e.Status != lifecycle.StatusReady || e.Digest == "" || e.Quarantine != nil || version.Compare(e.Version, svc.Version) <= 0 {
+			continue
+		}
+		if version.IsPrerelease(e.Version) && !svc.AutoUpgradePrereleases {
+			continue
+		}
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return version.Compare(out[i].Version, out[j].Version) > 0 })
+	return out
+}
+
 // CatalogConstraints are what a catalog entry records of its bundle for
 // path planning (so planning reads no bundle).
 func CatalogConstraints(b *bundle.Bundle) *lifecycle.Constraints {

@@ -33,6 +33,13 @@ func IsSemver(v string) bool {
 	return err == nil
 }
 
+// IsPrerelease reports a semantic version with a pre-release part
+// (1.2.0-rc.1); versions that are not semantic are releases.
+func IsPrerelease(v string) bool {
+	sv, err := semver.ParseTolerant(v)
+	return err == nil && len(sv.Pre) > 0
+}
+
 // compareSegments orders dotted numeric versions segment by segment,
 // falling back to text when a segment is not a number.
 func compareSegments(a, b string) int {

@@ -260,6 +260,11 @@ func (s *Simulator) Delete(ctx context.Context, k target.Key) error {
 
 // Release implements target.Driver.
 func (s *Simulator) Release(ctx context.Context, k target.Key) error {
+	if f := s.fault("release", k); f != nil {
+		if err := faultError(f, "release", k); err != nil {
+			return err
+		}
+	}
 	var owner string
 	err := s.st.Batch(ctx, func(tx store.Tx) error {
 		owner = "" // a batch may run this again

@@ -22,7 +22,7 @@ type Fault struct {
 	Scope    string `json:"scope,omitempty"`
 	Kind     string `json:"kind,omitempty"`
 	Identity string `json:"identity,omitempty"`
-	// Op is apply, delete, stage, transfer, get or * (any).
+	// Op is apply, delete, release, stage, transfer, get or * (any).
 	Op     string `json:"op,omitempty"`
 	Effect string `json:"effect"`
 	// Times the fault fires; 0 means every time.
@@ -39,9 +39,9 @@ func (f Fault) validate() error {
 		return fmt.Errorf("effect %q: want fail, slow, unhealthy or unreachable", f.Effect)
 	}
 	switch f.Op {
-	case "", "*", "apply", "delete", "stage", "transfer", "get":
+	case "", "*", "apply", "delete", "release", "stage", "transfer", "get":
 	default:
-		return fmt.Errorf("op %q: want apply, delete, stage, transfer, get or *", f.Op)
+		return fmt.Errorf("op %q: want apply, delete, release, stage, transfer, get or *", f.Op)
 	}
 	return nil
 }

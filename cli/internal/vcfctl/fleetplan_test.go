@@ -1,0 +1,45 @@
+package vcfctl_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/cli/internal/vcfctl"
+)
+
+// 'service plan --rollout FILE --store' shows a line per Supervisor by wave
+// and keeps the plan; 'service upgrade --plan ID' executes it as approved;
+// executing it again is refused with what changed; --plan goes alone.
+func TestFleetPlanKeptAndExecuted(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	w.login(t)
+	w.ok(t, "service", "create", w.publish(t, v1), "--wait")
+	w.ok(t, "service", "activate", arcturusName, "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
+	src2 := w.publish(t, v2)
+	strategy := w.file(t, "canary.yaml", canaryRestYAML)
+
+	out := w.ok(t, "service", "plan", arcturusName, "--source", src2, "--rollout", strategy)
+	require.Regexp(t, `1 canary\s+supervisor-vc1\s+us-west-1\s+-\s+allowed`, out)
+	require.Regexp(t, `2 rest\s+supervisor-eu1\s+eu-central-1\s+-\s+allowed`, out)
+	require.NotContains(t, out, "Plan kept", "nothing kept without --store")
+
+	res := w.run(t, "service", "plan", arcturusName, "--source", src2, "--rollout", strategy, "--store")
+	require.Equal(t, vcfctl.ExitOK, res.code, "%s%s", res.out, res.errOut)
+	m := regexp.MustCompile(`Plan kept as (plan-[0-9a-f-]+) until `).FindStringSubmatch(res.out + res.errOut)
+	require.NotNil(t, m, "%s%s", res.out, res.errOut)
+	id := m[1]
+
+	bad := w.run(t, "service", "upgrade", arcturusName, "--plan", id, "--source", src2)
+	require.Equal(t, vcfctl.ExitUsage, bad.code)
+	require.Contains(t, bad.errOut, "--plan executes a stored plan as it was approved")
+
+	w.ok(t, "service", "upgrade", arcturusName, "--plan", id, "--wait")
+	require.Equal(t, "Succeeded", w.rolloutState(t, arcturusName).State, "the plan's rollout ran")
+	require.Contains(t, w.ok(t, "service", "get", arcturusName), "2.0.0")
+
+	again := w.run(t, "service", "upgrade", arcturusName, "--plan", id)
+	require.Equal(t, vcfctl.ExitError, again.code)
+	require.Contains(t, again.errOut, "changed since it was made: service ")
+}
