@@ -146,7 +146,8 @@ func TestRegionLinkedSecretServesHTTPSHook(t *testing.T) {
 	})
 	got := map[string]string{}
 	for _, d := range v.State.ErrorDetails {
-		got[d.Message] = d.Severity
+		// Each hook result names the Supervisor it came from (issue 24 §5).
+		got[strings.TrimPrefix(d.Message, "pre-check hook on supervisor-vc1: ")] = d.Severity
 	}
 	require.Equal(t, "ERROR", got["backing PVC is not bound"], "%+v", v.State.ErrorDetails)
 	require.Equal(t, "WARN", got["disk 91% full"], "%+v", v.State.ErrorDetails)
