@@ -163,22 +163,14 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if err := r.resolveRollout(ctx, current, &c); err != nil {
 		return nil, err
 	}
-	if c.Source != nil && *c.Source != "" && *c.Source != current.Source {
-		if err := refuseKnownVersion(ctx, &r.d, current, *c.Source); err != nil {
-			return nil, err
-		}
-		if err := r.refuseUnaccepted(ctx, current, *c.Source, c.Accepted); err != nil {
-			return nil, err
-		}
+	upgrading := c.Source != nil && *c.Source != "" && *c.Source != current.Source
+	if err := r.refuseUpgradeEarly(ctx, current, c, upgrading); err != nil {
+		return nil, err
 	}
 	// Acceptance is checked against a render before the transaction: it
 	// calls the renderer and must not hold the store.
 	var wantGrants map[string]any
 	activating := c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateActive && current.LifecycleState == lifecycle.StateInactive
-	upgrading := c.Source != nil && *c.Source != "" && *c.Source != current.Source
-	if c.Override != nil && !upgrading {
-		return nil, fmt.Errorf("override goes with a new source (an upgrade); %s already runs %s: %w", id, current.Source, lifecycle.ErrInvalidArgument)
-	}
 	if activating || (((c.Accepted != nil && !upgrading) || resolve) && current.Digest != "") {
 		b, err := steps.LoadBundle(r.d.Bundles, current)
 		if err != nil {
@@ -396,6 +388,23 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 	// These transitions are done within the request: no operation runs.
 	svc.Phase = ""
 	return nil, nil
+}
+
+// refuseUpgradeEarly refuses within the request what is known before an
+// upgrade starts: an override without one, a version the catalog knows to
+// be installed, older or quarantined, and a registered version whose
+// changed terms the request does not accept.
+func (r *Runner) refuseUpgradeEarly(ctx context.Context, current *lifecycle.Service, c Change, upgrading bool) error {
+	if c.Override != nil && !upgrading {
+		return fmt.Errorf("override goes with a new source (an upgrade); %s already runs %s: %w", current.ID, current.Source, lifecycle.ErrInvalidArgument)
+	}
+	if !upgrading {
+		return nil
+	}
+	if err := refuseKnownVersion(ctx, &r.d, current, *c.Source); err != nil {
+		return err
+	}
+	return r.refuseUnaccepted(ctx, current, *c.Source, c.Accepted)
 }
 
 // resolveRollout checks the strategy a change names and, for an upgrade,
