@@ -125,7 +125,7 @@ func TestWalkthrough(t *testing.T) {
 	r = w.run(t, "service", "plan", "arcturus.galaxy.com", "--source", src3)
 	require.Equal(t, vcfctl.ExitBlocked, r.code, "%s %s", r.out, r.errOut)
 	require.Contains(t, r.out, "Upgrade 2.0.0 -> 3.0.0: BLOCKED")
-	require.Regexp(t, `ERROR\s+HOOK\s+\S+\s+backing PVC is not bound`, r.out)
+	require.Regexp(t, `ERROR\s+HOOK\s+supervisor-eu1, supervisor-vc1\s+backing PVC is not bound`, r.out)
 	operations := strings.Count(w.ok(t, "service", "history", id), "\n")
 	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src3, "--wait")
 	require.Equal(t, vcfctl.ExitBlocked, r.code, "%s %s", r.out, r.errOut)
