@@ -286,6 +286,11 @@ func (t *Tokens) UnaryServerInterceptor() grpc.UnaryServerInterceptor {
 		if err != nil {
 			return nil, err
 		}
+		if id, ok := CallerIdentity(ctx); ok {
+			if err := AuthorizeFields(id, info.FullMethod, req); err != nil {
+				return nil, status.Error(codes.PermissionDenied, err.Error())
+			}
+		}
 		return handler(ctx, req)
 	}
 }

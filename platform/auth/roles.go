@@ -3,6 +3,9 @@ package auth
 import (
 	"fmt"
 	"strings"
+
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 )
 
 // Role is what a token may do. Every token carries exactly one.
@@ -111,6 +114,66 @@ var methodPermissions = map[string]Permission{
 	rolloutSvc + "GetRolloutStrategies": PermRead,
 	rolloutSvc + "PauseRollout":         PermWrite,
 	rolloutSvc + "ResumeRollout":        PermWrite,
+}
+
+// fieldPermissions are request fields that need more than their method's
+// permission, by the path of proto field names from the request message.
+// A field counts as set when it is present (a message) or not its zero
+// value (a scalar): builtIn:false needs nothing. Checked on every call of
+// the method, gRPC and REST alike (the gateway calls the same RPC).
+var fieldPermissions = map[string][]fieldRule{
+	// builtIn skips every compatibility constraint (seed 002: built-in
+	// services are compatible by default): only an administrator says so.
+	lifecycleSvc + "CreateService":          {{"built_in", PermAdmin}},
+	lifecycleSvc + "RegisterServiceVersion": {{"built_in", PermAdmin}},
+	// An override lets one operation through check ERRORs.
+	lifecycleSvc + "PatchService":  {{"service.override", PermAdmin}},
+	lifecycleSvc + "UpdateService": {{"service.override", PermAdmin}},
+}
+
+type fieldRule struct {
+	path string // dot-separated proto field names
+	perm Permission
+}
+
+// AuthorizeFields refuses a caller whose role lacks the permission of a
+// field the request sets, naming the field (by its JSON name) and the
+// permission.
+func AuthorizeFields(id Identity, fullMethod string, req any) error {
+	rules := fieldPermissions[fullMethod]
+	if len(rules) == 0 {
+		return nil
+	}
+	m, ok := req.(proto.Message)
+	if !ok {
+		return nil
+	}
+	for _, r := range rules {
+		name, set := fieldSet(m.ProtoReflect(), strings.Split(r.path, "."))
+		if set && !id.Role.Has(r.perm) {
+			return fmt.Errorf("%s is an administrator's: permission %s missing: principal %q has role %s", name, r.perm, id.Principal, id.Role)
+		}
+	}
+	return nil
+}
+
+// fieldSet reports whether the field at path is set in m, and its JSON
+// name (the name a REST body uses).
+func fieldSet(m protoreflect.Message, path []string) (string, bool) {
+	for i, p := range path {
+		fd := m.Descriptor().Fields().ByName(protoreflect.Name(p))
+		if fd == nil || !m.Has(fd) {
+			return p, false
+		}
+		if i == len(path)-1 {
+			return fd.JSONName(), true
+		}
+		if fd.Message() == nil {
+			return p, false
+		}
+		m = m.Get(fd).Message()
+	}
+	return "", false
 }
 
 // internalServices are called only by other services.

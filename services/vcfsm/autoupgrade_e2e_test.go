@@ -62,11 +62,13 @@ func TestAutoUpgradePicksWell(t *testing.T) {
 	})
 	require.Equal(t, "1.2.0-rc.1", v.Version)
 
-	// 1.4.0 fails (its new RightBundle cannot be created) and is rolled
-	// back automatically: it is quarantined and not picked again.
-	require.NoError(t, w.sim.InjectFault(simulator.Fault{Kind: "RightBundle", Op: "apply", Effect: simulator.EffectFail, Message: "rights not registered"}))
+	// 1.4.0 fails (its GlobalRole's new rights cannot be applied, once)
+	// and is rolled back automatically: it is quarantined and not picked
+	// again. (Its access grants are 1.2.0-rc.1's: an automatic upgrade
+	// accepts no new ones.)
+	require.NoError(t, w.sim.InjectFault(simulator.Fault{Kind: "GlobalRole", Op: "apply", Effect: simulator.EffectFail, Times: 1, Message: "rights not registered"}))
 	failing := v1As("1.4.0")
-	failing.RightBundle = true
+	failing.Rights = []string{"RIGHT_ORGANIZATION_VIEW", "RIGHT_ORG_TRAVERSE"}
 	w.register(t, failing)
 	poll(t, "the failed automatic upgrade rolled back", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return w.upgradesTo(t, id, "1.4.0") == 1 && v.Version == "1.2.0-rc.1" && v.Status == "Healthy" && v.Phase == ""

@@ -32,7 +32,7 @@ func TestReplicasShareBundles(t *testing.T) {
 	src1, src2 := w.publish(t, v1), w.publish(t, v2)
 	tar1, tar2 := tarName(src1), tarName(src2)
 	id := wa.installed(t, src1)
-	patch(t, &wa, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	patch(t, &wa, id, `{"source":"`+src2+`"`+acceptV2+`}`, http.StatusAccepted)
 	v := poll(t, "the upgrade on A", 60*time.Second, func() svcView { return wa.get(t, id) }, func(v svcView) bool {
 		return v.Version == "2.0.0" && (v.Status == "Healthy" || v.Status == "Unhealthy")
 	})

@@ -63,7 +63,7 @@ func TestChecksNotesKept(t *testing.T) {
 	next := v2
 	next.Annotations = hookAnnotations
 	next.K8sConstraint = ">=1.30.0"
-	patch(t, w, id, `{"source":"`+w.publish(t, next)+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+w.publish(t, next)+`"`+acceptV2+`}`, http.StatusAccepted)
 	v := poll(t, "the upgrade to 2.0.0", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.Version == "2.0.0" && v.Status == "Healthy" && v.State.Operation != nil && v.State.Operation.Outcome == "Succeeded"
 	})
@@ -128,7 +128,7 @@ func TestRefusedAutoRollbackShown(t *testing.T) {
 	newer := v2
 	newer.SSVersion = "2.0.0"
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Kind: "RightBundle", Op: "apply", Effect: simulator.EffectFail}))
-	patch(t, w, id, `{"source":"`+w.publish(t, newer)+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+w.publish(t, newer)+`"`+acceptV2+`}`, http.StatusAccepted)
 	v := poll(t, "the refused automatic rollback", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.State != nil && anyError(v, "the automatic rollback to 1.0.0 was refused")
 	})

@@ -47,7 +47,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 				c := newCrashWorld(t, bin, peers, "")
 				id := c.installed(t, c.v1)
 				c.restart(t, "upgrade/"+step+":"+when)
-				patch(t, c.world, id, `{"source":"`+c.v2+`"}`, http.StatusAccepted)
+				patch(t, c.world, id, `{"source":"`+c.v2+`"`+acceptV2+`}`, http.StatusAccepted)
 				c.waitFailpoint(t)
 				c.kill(t)
 				c.restart(t, "")
@@ -65,7 +65,7 @@ func TestCrashAtEveryStep(t *testing.T) {
 				// is partial and needs a rollback.
 				c := newCrashWorld(t, bin, peers, "faults: [{kind: RightBundle, op: apply, effect: fail, message: rights not registered}]\n")
 				id := c.installed(t, c.v1)
-				patch(t, c.world, id, `{"source":"`+c.v2+`"}`, http.StatusAccepted)
+				patch(t, c.world, id, `{"source":"`+c.v2+`"`+acceptV2+`}`, http.StatusAccepted)
 				c.waitStatus(t, id, "Unhealthy")
 				c.restart(t, "rollback/"+step+":"+when)
 				resp := c.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollback", map[string]any{})

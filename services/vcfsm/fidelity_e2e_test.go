@@ -137,13 +137,17 @@ func TestRegionLinkedSecretServesHTTPSHook(t *testing.T) {
 	hook.answer(200, `{"results":[{"severity":"error","message":"backing PVC is not bound"},`+
 		`{"severity":"Warning","message":"disk 91% full"},{"severity":"info","message":"3 replicas ready"}]}`)
 	src2 := w.publishOrion(t, "1.1.0", annotations, ca.PEM)
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	// Its GlobalRole's name carries the version: the grants change.
+	accept := w.accepting(t, id, src2)
+	require.NotEmpty(t, accept)
+	patch(t, w, id, `{"source":"`+src2+`"`+accept+`}`, http.StatusAccepted)
 	v = poll(t, "the upgrade to be refused", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.State != nil && anyError(v, "backing PVC is not bound")
 	})
 	got := map[string]string{}
 	for _, d := range v.State.ErrorDetails {
-		got[d.Message] = d.Severity
+		// Each hook result names the Supervisor it came from (issue 24 §5).
+		got[strings.TrimPrefix(d.Message, "pre-check hook on supervisor-vc1: ")] = d.Severity
 	}
 	require.Equal(t, "ERROR", got["backing PVC is not bound"], "%+v", v.State.ErrorDetails)
 	require.Equal(t, "WARN", got["disk 91% full"], "%+v", v.State.ErrorDetails)
@@ -153,7 +157,7 @@ func TestRegionLinkedSecretServesHTTPSHook(t *testing.T) {
 	require.Contains(t, string(ops.Body), "disk 91% full", "the operation's record carries the warning too")
 
 	hook.answer(200, `{"results":[{"severity":"INFO","message":"fine"}]}`)
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+accept+`}`, http.StatusAccepted)
 	v = poll(t, "the upgrade through the https hook", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.Version == "1.1.0" && v.Status == "Healthy"
 	})

@@ -274,6 +274,15 @@ func (w *world) publish(t testing.TB, v arcturusVersion) string {
 	return w.tars.URL(name)
 }
 
+// v2Grants are the access grants of v2-like versions (v2, ver(...)) with
+// the test inventory: a RightBundle instead of v1's service account. An
+// upgrade from v1 accepts them (acceptV2).
+const v2Grants = `{"Supervisor":{"ManagementService":["vcf-depot"]},"VCF Automation":{"GlobalRole":["Arcturus Administrator"],"RightBundle":["arcturusRightsBundle"]}}`
+
+// acceptV2 is what a PATCH upgrading v1 to a v2-like version adds: its
+// access grants differ, so the request accepts them.
+const acceptV2 = `,"accepted":{"eula":true,"signatures":true,"accessGrants":` + v2Grants + `}`
+
 var v1 = arcturusVersion{Version: "1.0.0", SSVersion: "1.0.0", Rights: []string{"RIGHT_ORGANIZATION_VIEW"}, ServiceAccount: true, PluginVCFA: ">=9.0"}
 
 // poll calls get until ok holds or the deadline passes.

@@ -239,7 +239,7 @@ func (w *kubeWorld) upgradeAndRefusedRollback(t *testing.T, id string) {
 	regions := map[string]string{"supervisor-vc1": "us-west-1", "supervisor-eu1": "eu-central-1"}
 	newer := v2
 	newer.SSVersion = "2.0.0"
-	patch(t, w.world, id, `{"source":"`+w.publish(t, newer)+`"}`, http.StatusAccepted)
+	patch(t, w.world, id, `{"source":"`+w.publish(t, newer)+`"`+acceptV2+`}`, http.StatusAccepted)
 	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
 		res := w.clusters[sup].Dyn.Resource(gvrPI).Namespace(kubeNS)
 		poll(t, "the 2.0.0 PackageInstall on "+sup, 30*time.Second, func() string {

@@ -126,7 +126,7 @@ func upgradeWithHook(t *testing.T, w *world, hook *hookServer) (string, int) {
 	hooked.Annotations = hookAnnotations
 	id := w.installed(t, w.publish(t, hooked))
 	src2 := w.publish(t, ver("2.0.0", map[string]string{"appplatform.vmware.com/compatibility-check_data": `{"check":"ready"}`}))
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`}`, http.StatusAccepted)
 	poll(t, "upgrade to 2.0.0", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.Version == "2.0.0" && v.Status == "Healthy"
 	})

@@ -220,7 +220,7 @@ func openAPIRollout(t *testing.T, w *world, c *contract, base, src2 string) {
 	}}}}
 	c.want(http.StatusOK, c.call(http.MethodPut, "/v2/rollout-strategies", onebox.Token, strategies))
 	c.want(http.StatusOK, c.call(http.MethodGet, "/v2/rollout-strategies", onebox.Token, nil))
-	c.want(http.StatusAccepted, c.call(http.MethodPatch, base, onebox.Token, map[string]any{"source": src2, "rollout": map[string]any{"name": "canary-first"}}))
+	c.want(http.StatusAccepted, c.call(http.MethodPatch, base, onebox.Token, map[string]any{"source": src2, "rollout": map[string]any{"name": "canary-first"}, "accepted": json.RawMessage(`{"eula":true,"signatures":true,"accessGrants":` + v2Grants + `}`)}))
 	id := strings.TrimPrefix(base, "/v2/vcf-services/")
 	waitRollout(t, w, id, "WaitingApproval")
 	c.want(http.StatusOK, c.call(http.MethodGet, base+"/rollout", onebox.Token, nil))

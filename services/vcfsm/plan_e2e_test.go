@@ -128,7 +128,8 @@ func TestFleetPlanStoredAndExecutedAsApproved(t *testing.T) {
 	resp = patch(t, w, id, `{"planId":"`+p.PlanID+`","source":"`+src3+`"}`, http.StatusConflict)
 	require.Contains(t, string(resp.Body), "differs from plan")
 
-	patch(t, w, id, `{"planId":"`+p.PlanID+`"}`, http.StatusAccepted)
+	// 2.0.0's access grants differ from 1.0.0's: executing the plan accepts them.
+	patch(t, w, id, `{"planId":"`+p.PlanID+`"`+acceptV2+`}`, http.StatusAccepted)
 	r := waitRollout(t, w, id, "Succeeded")
 	require.Len(t, r.Waves, 2, "the plan's rollout ran")
 	require.Equal(t, "canary", r.Waves[0].Name)

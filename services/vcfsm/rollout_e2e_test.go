@@ -86,7 +86,7 @@ func TestRolloutInWavesWithApproval(t *testing.T) {
 	id := w.installed(t, w.publish(t, v1))
 	src2 := w.publish(t, v2)
 
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, `,"approval":true`)+`}}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, `,"approval":true`)+`}}`, http.StatusAccepted)
 	r := waitRollout(t, w, id, "WaitingApproval")
 	require.Equal(t, 2, r.Wave, "the rest waits")
 	require.Equal(t, "Done", r.Waves[0].State)
@@ -141,7 +141,7 @@ func TestRolloutFailsAndRollsBackProgressively(t *testing.T) {
 	src2 := w.publish(t, v2)
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Scope: "supervisor-eu1", Kind: "SupervisorService", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
 
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
 	r := waitRollout(t, w, id, "RolledBack")
 	require.Contains(t, r.Reason, "wave rest: 1 of 1 target(s) failed, more than its budget of 0")
 	require.Contains(t, r.Reason, "supervisor-eu1")
@@ -201,7 +201,7 @@ func TestRolloutFailsAndRollsBackProgressively(t *testing.T) {
 	cleared := w.box.Do(t, http.MethodDelete, q, nil)
 	require.Equal(t, http.StatusOK, cleared.Status, "%s", cleared.Body)
 	require.NotContains(t, string(cleared.Body), `"quarantine"`)
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`}`, http.StatusAccepted)
 	poll(t, "the upgrade once cleared", time.Minute, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.Version == "2.0.0" && v.Status == "Healthy"
 	})
@@ -218,7 +218,7 @@ func TestRolloutWindowsPauseAndAbort(t *testing.T) {
         maintenanceWindow: {days: [`+time.Now().UTC().Add(72 * time.Hour).Weekday().String()[:3]+`], start: "00:00", duration: 1h, timeZone: UTC}`, 1)
 	putInventory(t, w, closed)
 
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
 	r := poll(t, "eu1 waiting for its window", time.Minute, func() rolloutView { return w.rollout(t, id) }, func(r rolloutView) bool {
 		_, st := r.target("supervisor-eu1")
 		return st == "WaitingForWindow"

@@ -178,7 +178,7 @@ func TestPartialUpgradeStaysInMaintenance(t *testing.T) {
 	id := w.installed(t, w.publish(t, v1))
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Kind: "RightBundle", Op: "apply", Effect: simulator.EffectFail, Message: "rights not registered"}))
 	src2 := w.publish(t, v2)
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`}`, http.StatusAccepted)
 	v := w.waitStatus(t, id, "Unhealthy")
 	require.Equal(t, "2.0.0", v.Version, "a partial upgrade")
 	noted := false

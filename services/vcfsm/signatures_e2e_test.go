@@ -68,7 +68,7 @@ func TestSignaturesVerified(t *testing.T) {
 			require.Equal(t, http.StatusOK, grants.Status, "%s", grants.Body)
 			refused := w.box.Do(t, http.MethodPatch, "/v2/vcf-services/"+id, []byte(`{"lifecycleState":"active","accepted":{"eula":true,"signatures":true,"accessGrants":`+string(grants.Body)+`}}`))
 			require.NotEqual(t, http.StatusAccepted, refused.Status)
-			require.Contains(t, string(refused.Body), "accepted.signatures is true but no signature of the bundle verifies")
+			require.Contains(t, string(refused.Body), signatureRefused)
 			require.Contains(t, string(refused.Body), c.detail[:20])
 		})
 	}

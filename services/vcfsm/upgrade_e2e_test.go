@@ -99,7 +99,7 @@ func TestUpgradePreviewThenUpgrade(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	events := w.watch(t, ctx, id)
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`}`, http.StatusAccepted)
 	sawMaintenance := false
 	for ev := range events {
 		if ev.Status == "Maintenance" && ev.Phase == "Upgrading" {
@@ -259,7 +259,7 @@ func TestUpgradeBlocked(t *testing.T) {
 			require.False(t, p.Allowed)
 			require.Contains(t, strings.Join(p.BlockingReasons, " | "), c.mentions)
 
-			patch(t, w, id, `{"source":"`+src+`"}`, http.StatusAccepted)
+			patch(t, w, id, `{"source":"`+src+`"`+acceptV2+`}`, http.StatusAccepted)
 			v := poll(t, "the upgrade to be refused", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 				return v.State != nil && anyError(v, c.mentions)
 			})
@@ -339,7 +339,7 @@ func TestRollback(t *testing.T) {
 
 			// The new RightBundle cannot be created: a partial upgrade.
 			require.NoError(t, w.sim.InjectFault(simulator.Fault{Kind: "RightBundle", Op: "apply", Effect: simulator.EffectFail, Message: "rights not registered"}))
-			patch(t, w, id, `{"source":"`+w.publish(t, v2)+`"}`, http.StatusAccepted)
+			patch(t, w, id, `{"source":"`+w.publish(t, v2)+`"`+acceptV2+`}`, http.StatusAccepted)
 			if !auto {
 				v := w.waitStatus(t, id, "Unhealthy")
 				require.Equal(t, "2.0.0", v.Version, "a partial upgrade")
@@ -372,7 +372,7 @@ func TestRollbackRefusedForSupervisorServiceDowngrade(t *testing.T) {
 	newer := v2
 	newer.SSVersion = "2.0.0"
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Kind: "RightBundle", Op: "apply", Effect: simulator.EffectFail}))
-	patch(t, w, id, `{"source":"`+w.publish(t, newer)+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+w.publish(t, newer)+`"`+acceptV2+`}`, http.StatusAccepted)
 	w.waitStatus(t, id, "Unhealthy")
 	resp := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollback", map[string]any{})
 	require.Equal(t, http.StatusBadRequest, resp.Status, "%s", resp.Body)
@@ -386,7 +386,8 @@ func TestRollbackRefusedForSupervisorServiceDowngrade(t *testing.T) {
 func TestAutoUpgrade(t *testing.T) {
 	w := newWorld(t)
 	id := w.installed(t, w.publish(t, v1))
-	src2 := w.publish(t, v2)
+	// The same terms as v1: an automatic upgrade cannot accept new ones.
+	src2 := w.publish(t, sameTerms("2.0.0"))
 	reg := w.box.Do(t, http.MethodPost, "/v2/vcf-service-versions", map[string]any{"source": src2})
 	require.Equal(t, http.StatusOK, reg.Status, "%s", reg.Body)
 	v := w.get(t, id)
@@ -443,7 +444,7 @@ func TestConflictingOperations(t *testing.T) {
 	hook.delay = 3 * time.Second // keep the upgrade busy in its hook step
 	hook.mu.Unlock()
 	src2 := w.publish(t, v2)
-	patch(t, w, id, `{"source":"`+src2+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`}`, http.StatusAccepted)
 	other := ver("2.1.0", nil)
 	patch(t, w, id, `{"source":"`+w.publish(t, other)+`"}`, http.StatusConflict)
 	resp := w.box.Do(t, http.MethodDelete, "/v2/vcf-services/"+id, nil)
@@ -468,7 +469,7 @@ func TestStuckUpgradeRecoveredByRollback(t *testing.T) {
 	hook.mu.Lock()
 	hook.delay = 20 * time.Second
 	hook.mu.Unlock()
-	patch(t, w, id, `{"source":"`+w.publish(t, v2)+`"}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+w.publish(t, v2)+`"`+acceptV2+`}`, http.StatusAccepted)
 	v := poll(t, "the upgrade to be stuck", 30*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return anyError(v, "stuck at step precheck-hook")
 	})

@@ -36,17 +36,21 @@ type upgradeOpts struct {
 	allAtOnce, skipPlan bool
 	// plan executes a stored plan ('vcfctl service plan --store').
 	plan string
-	wait waitOpts
+	// What the upgrade accepts of the new version when it changes them.
+	eula, signatures, planGrants bool
+	wait                         waitOpts
 }
 
 func (sc serviceChanges) upgradeCmd() *cobra.Command {
 	var o upgradeOpts
 	c := &cobra.Command{
-		Use:   "upgrade SERVICE (--source URL | --version VERSION | --plan ID) [--rollout FILE] [--skip-plan] [--wait [--timeout D] [--settle D]]",
+		Use:   "upgrade SERVICE (--source URL | --version VERSION | --plan ID) [--rollout FILE] [--skip-plan] [--accept-eula] [--accept-signatures] [--accept-plan-grants] [--wait [--timeout D] [--settle D]]",
 		Short: "Upgrade the service: its plan first, then the upgrade",
 		Long: "Upgrade the service to the bundle at --source, or to a version registered in the catalog\n" +
 			"(--version). The upgrade's plan runs first: when it is blocked, vcfctl prints why and exits 3\n" +
-			"without starting anything (--skip-plan starts the upgrade without it).\n\n" +
+			"without starting anything (--skip-plan starts the upgrade without it). When the new version\n" +
+			"changes its EULA, signature set or access grants, the upgrade accepts them: --accept-eula,\n" +
+			"--accept-signatures, --accept-plan-grants (the grants the plan shows, printed and accepted).\n\n" +
 			"--rollout FILE moves the service's Supervisors in waves (FILE: a strategy, YAML or JSON):\n" +
 			"  waves:\n" +
 			"    - {name: canary, regions: [us-west-1], soak: 10m}\n" +
@@ -81,6 +85,9 @@ func (sc serviceChanges) upgradeCmd() *cobra.Command {
 	c.Flags().StringVar(&o.strategy, "strategy", "", "roll the upgrade out by a strategy of the provider's ('vcfctl rollout strategies get')")
 	c.Flags().BoolVar(&o.allAtOnce, "all-at-once", false, "move every Supervisor at once, even when a default strategy applies")
 	c.Flags().BoolVar(&o.skipPlan, "skip-plan", false, "start the upgrade without running its plan first")
+	c.Flags().BoolVar(&o.eula, "accept-eula", false, "accept the new version's EULA")
+	c.Flags().BoolVar(&o.signatures, "accept-signatures", false, "accept the new version's signatures")
+	c.Flags().BoolVar(&o.planGrants, "accept-plan-grants", false, "accept exactly the access grants the upgrade plan shows (printed)")
 	c.Flags().StringVar(&o.plan, "plan", "", "execute a plan kept by 'vcfctl service plan --store' (its version and rollout, as approved)")
 	waitFlags(c, &o.wait, "follow the upgrade until Healthy (exit 3 if it fails, or the service stays Unhealthy)")
 	return c
@@ -102,10 +109,8 @@ func (sc serviceChanges) upgrade(ctx context.Context, cl *api.Client, id string,
 			return err
 		}
 	}
-	if !o.skipPlan {
-		if err := sc.planGate(ctx, cl, id, source, rollout); err != nil {
-			return file.place(err, "rollout.")
-		}
+	if err := sc.planAndAccept(ctx, cl, id, source, rollout, o, body); err != nil {
+		return file.place(err, "rollout.")
 	}
 	body["source"] = source
 	waves := rollout != nil && !o.allAtOnce
@@ -211,23 +216,24 @@ func catalogSource(ctx context.Context, cl *api.Client, id, version string) (str
 // planGate runs the upgrade's plan: a blocked plan prints its reasons and
 // ends with exit 3 before anything starts.
 // The plan is asked with the upgrade's rollout, so a Supervisor that a
-// wave's gate would stop blocks here already.
-func (sc serviceChanges) planGate(ctx context.Context, cl *api.Client, id, source string, rollout map[string]any) error {
+// wave's gate would stop blocks here already; skip returns the plan even
+// when blocked (--skip-plan with --accept-plan-grants).
+func (sc serviceChanges) planGate(ctx context.Context, cl *api.Client, id, source string, rollout map[string]any, skip bool) (*lifecyclev1.UpgradePlan, error) {
 	body := map[string]any{"source": source}
 	if rollout != nil {
 		body["rollout"] = rollout
 	}
 	raw, err := cl.Do(ctx, http.MethodPost, servicePath(id, "upgrade-plan"), body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var p lifecyclev1.UpgradePlan
 	if err := decode(raw, &p); err != nil {
-		return err
+		return nil, err
 	}
-	if p.GetAllowed() {
+	if p.GetAllowed() || skip {
 		sc.out.report("Plan %s -> %s: allowed\n", p.GetFromVersion(), p.GetToVersion())
-		return nil
+		return &p, nil
 	}
 	sc.out.errorf("The upgrade of %s from %s to %s is blocked by its plan; nothing was started:\n", id, p.GetFromVersion(), p.GetToVersion())
 	for _, r := range p.GetBlockingReasons() {
@@ -237,7 +243,56 @@ func (sc serviceChanges) planGate(ctx context.Context, cl *api.Client, id, sourc
 		sc.out.errorf("  suggested path: %s\n", strings.Join(append([]string{p.GetFromVersion()}, p.GetSuggestedPath()...), " -> "))
 	}
 	sc.out.errorf("('vcfctl service plan %s --source %s' shows the whole plan; --skip-plan starts the upgrade anyway)\n", sc.sess.subject, source)
-	return errBlocked
+	return nil, errBlocked
+}
+
+// planAndAccept runs the upgrade's plan (unless --skip-plan; the plan's
+// grants are needed for --accept-plan-grants) and adds to the body what
+// the upgrade accepts of the new version.
+func (sc serviceChanges) planAndAccept(ctx context.Context, cl *api.Client, id, source string, rollout map[string]any, o upgradeOpts, body map[string]any) error {
+	if o.skipPlan && !o.planGrants {
+		if o.eula || o.signatures {
+			body["accepted"] = map[string]any{"eula": o.eula, "signatures": o.signatures}
+		}
+		return nil
+	}
+	p, err := sc.planGate(ctx, cl, id, source, rollout, o.skipPlan)
+	if err != nil {
+		return err
+	}
+	return acceptFor(sc.out.report, p, o, body)
+}
+
+// acceptFor adds to the upgrade's body what it accepts of the new
+// version, refusing (usage, exit 2) when the plan says it changes
+// something the flags do not accept.
+func acceptFor(report func(string, ...any), p *lifecyclev1.UpgradePlan, o upgradeOpts, body map[string]any) error {
+	flags := map[string]struct {
+		set  bool
+		flag string
+	}{"eula": {o.eula, "--accept-eula"}, "signatures": {o.signatures, "--accept-signatures"}, "accessGrants": {o.planGrants, "--accept-plan-grants"}}
+	var missing []string
+	for _, r := range p.GetAcceptanceRequired() {
+		if f, ok := flags[r]; ok && !f.set {
+			missing = append(missing, f.flag)
+		}
+	}
+	if len(missing) > 0 {
+		return usageErr("version %s changes its %s: the upgrade accepts with %s ('vcfctl service plan' shows what changes)",
+			p.GetToVersion(), strings.Join(p.GetAcceptanceRequired(), ", "), strings.Join(missing, " "))
+	}
+	if !o.eula && !o.signatures && !o.planGrants {
+		return nil
+	}
+	acc := map[string]any{"eula": o.eula, "signatures": o.signatures}
+	if o.planGrants {
+		grants := p.GetAccessGrants().AsMap()
+		shown, _ := json.Marshal(grants)
+		report("Accepting the access grants of %s: %s\n", p.GetToVersion(), shown)
+		acc["accessGrants"] = grants
+	}
+	body["accepted"] = acc
+	return nil
 }
 
 func (sc serviceChanges) rollbackCmd() *cobra.Command {

@@ -77,7 +77,7 @@ func TestWaitJudgesTheOutcome(t *testing.T) {
 	// leaves room for a loaded machine, the delay outlasts it.)
 	require.NoError(t, sim.InjectFault(simulator.Fault{Kind: "SupervisorService", Scope: "supervisor-vc1", Op: "apply",
 		Effect: simulator.EffectSlow, Delay: simulator.Duration(150 * time.Second)}))
-	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", w.publish(t, v2), "--wait", "--timeout", "45s")
+	r = w.run(t, "service", "upgrade", "arcturus.galaxy.com", "--source", w.publish(t, v2), "--accept-plan-grants", "--wait", "--timeout", "45s")
 	require.Equal(t, vcfctl.ExitTimeout, r.code, "%s %s", r.out, r.errOut)
 	require.Contains(t, r.errOut, "not done after 45s (--timeout); the operation goes on (follow it with 'vcfctl service watch urn:vcloud:entity:broadcom:vcfService:")
 	require.Contains(t, r.errOut, "  still pending:\n    SupervisorService arcturus-install on supervisor-vc1: Busy: Waiting for the target to finish\n")
@@ -135,7 +135,7 @@ func TestRefusedUpFront(t *testing.T) {
 
 	w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
 	w.ok(t, "catalog", "add", src2)
-	require.Contains(t, w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--version", "2.0.0", "--wait"), ": Healthy (active, version 2.0.0)")
+	require.Contains(t, w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--version", "2.0.0", "--accept-plan-grants", "--wait"), ": Healthy (active, version 2.0.0)")
 	history := w.ok(t, "service", "history", id)
 	for _, args := range [][]string{
 		{"service", "upgrade", "arcturus.galaxy.com", "--source", src1},                // the plan refuses

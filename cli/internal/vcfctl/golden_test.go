@@ -87,7 +87,7 @@ func TestGoldenOutput(t *testing.T) {
 	for _, step := range []string{"before", "after"} {
 		if step == "after" {
 			// History after an upgrade has more to show.
-			w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src2, "--wait")
+			w.ok(t, "service", "upgrade", "arcturus.galaxy.com", "--source", src2, "--accept-plan-grants", "--wait")
 		}
 		for name, args := range commands {
 			if (step == "after") != (name == "history") {

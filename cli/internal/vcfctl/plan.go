@@ -129,6 +129,15 @@ func writePlan(w io.Writer, p *lifecyclev1.UpgradePlan, colour bool) {
 	for _, e := range p.GetConfigurationErrors() {
 		_, _ = fmt.Fprintf(w, "  configuration: %s\n", e)
 	}
+	if req := p.GetAcceptanceRequired(); len(req) > 0 {
+		_, _ = fmt.Fprintf(w, "Accept: %s (upgrade --accept-eula, --accept-signatures, --accept-plan-grants)\n", strings.Join(req, ", "))
+		for _, g := range p.GetAccessGrantsDiff().GetAdded() {
+			_, _ = fmt.Fprintf(w, "  + grant %s %s %s\n", g.GetCategory(), g.GetKey(), g.GetValue())
+		}
+		for _, g := range p.GetAccessGrantsDiff().GetRemoved() {
+			_, _ = fmt.Fprintf(w, "  - grant %s %s %s\n", g.GetCategory(), g.GetKey(), g.GetValue())
+		}
+	}
 
 	_, _ = fmt.Fprintln(w, "\nChecks:")
 	t := newTable("SEVERITY", "KIND", "SUBJECT", "MESSAGE")

@@ -93,7 +93,7 @@ func TestRolloutFileErrors(t *testing.T) {
 		if tc.content != "" {
 			path = w.file(t, tc.name, tc.content)
 		}
-		r := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--rollout", path, "--wait")
+		r := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--rollout", path, "--wait")
 		require.Equal(t, vcfctl.ExitError, r.code, "%s: %s %s", tc.name, r.out, r.errOut)
 		require.Contains(t, r.errOut, tc.want, tc.name)
 		if tc.name == "tworest.yaml" {
@@ -125,7 +125,7 @@ func TestRolloutUpgradeWithApproval(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		upgrade <- vcfctl.Run(ctx, []string{"service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "canary.json", canaryApprovalJSON), "--wait"},
+		upgrade <- vcfctl.Run(ctx, []string{"service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--rollout", w.file(t, "canary.json", canaryApprovalJSON), "--wait"},
 			vcfctl.IO{In: strings.NewReader(""), Out: &progress, Err: &progress}, w.getenv)
 	}()
 	// The wait says what it waits for before anyone approves.
@@ -183,7 +183,7 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 	sim := w.box.Sys.Lifecycle().Simulator()
 	require.NoError(t, sim.InjectFault(simulator.Fault{Scope: "supervisor-eu1", Kind: "SupervisorService", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
 
-	r := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "rest.yaml", canaryRestYAML), "--wait")
+	r := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--rollout", w.file(t, "rest.yaml", canaryRestYAML), "--wait")
 	require.Equal(t, vcfctl.ExitBlocked, r.code, "rolled back: exit 3\n%s\n%s", r.out, r.errOut)
 	require.Contains(t, r.errOut, "upgrade of arcturus.galaxy.com to 2.0.0 did not reach its goal: the rollout rolled back: wave rest: 1 of 1 target(s) failed")
 	require.Regexp(t, `supervisor-eu1 \(wave 2\): RolledBack, version 1\.0\.0`, r.errOut)
@@ -194,7 +194,7 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 	require.Equal(t, vcfctl.ExitError, refused.code)
 	require.Contains(t, refused.errOut, "is quarantined since")
 	require.Contains(t, refused.errOut, "an administrator clears it first ('vcfctl version clear arcturus.galaxy.com 2.0.0')", "in vcfctl's words")
-	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--strategy", "x", "--all-at-once").code)
+	require.Equal(t, vcfctl.ExitUsage, w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--strategy", "x", "--all-at-once").code)
 
 	require.Contains(t, w.ok(t, "version", "clear", arcturusName, "2.0.0"), "Version 2.0.0 of arcturus.galaxy.com cleared")
 	require.NotContains(t, w.ok(t, "catalog", "list"), "Quarantined")
@@ -206,7 +206,7 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 
 	// --timeout while the rollout waits for approval: exit 4, it goes on.
 	// Then pause, resume, abort.
-	r = w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "canary.json", canaryApprovalJSON), "--wait", "--timeout", "3s")
+	r = w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--rollout", w.file(t, "canary.json", canaryApprovalJSON), "--wait", "--timeout", "3s")
 	require.Equal(t, vcfctl.ExitTimeout, r.code, "%s\n%s", r.out, r.errOut)
 	require.Contains(t, r.errOut, "upgrade arcturus.galaxy.com: not done after 3s (--timeout); the rollout goes on (follow it with 'vcfctl rollout get arcturus.galaxy.com')")
 	require.Contains(t, r.errOut, "  rollout 1.0.0 -> 2.0.0: WaitingApproval, wave 2 of 2")
@@ -238,10 +238,10 @@ func TestRolloutRollbackQuarantineAndControls(t *testing.T) {
 		"Rollout strategies replaced: 1 strategy, default canary-first")
 	require.Contains(t, w.ok(t, "rollout", "strategies", "get"), "defaultRollout: canary-first")
 	require.Regexp(t, `"name":\s*"canary-first"`, w.ok(t, "rollout", "strategies", "get", "-o", "json"))
-	r = w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--strategy", "nosuch")
+	r = w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--strategy", "nosuch")
 	require.Equal(t, vcfctl.ExitError, r.code)
 	require.Contains(t, r.errOut, `the upgrade names rollout strategy "nosuch", which the provider has not defined ('vcfctl rollout strategies set FILE')`)
-	out := w.ok(t, "service", "upgrade", arcturusName, "--source", src2, "--wait")
+	out := w.ok(t, "service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--wait")
 	require.Contains(t, out, "upgrade: wave 1/2 canary: Done: 1/1 done")
 	require.Contains(t, out, "upgrade: wave 2/2 rest: Done: 1/1 done")
 	require.Contains(t, out, ": Healthy (active, version 2.0.0)")
@@ -282,7 +282,7 @@ func TestRolloutProgressOnATerminal(t *testing.T) {
 	src2 := w.publish(t, v2)
 
 	_, scr := w.onTerminal(t, "Healthy (active, version 2.0.0)",
-		"service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "rest.yaml", canaryRestYAML), "--wait")
+		"service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--rollout", w.file(t, "rest.yaml", canaryRestYAML), "--wait")
 	for _, want := range []string{
 		"upgrade: rollout 1.0.0 -> 2.0.0: Succeeded, wave 2 of 2",
 		"upgrade: wave 1/2 canary: Done: 1/1 done, 0 failed, 0 waiting for a window, 0 waiting for approval",
@@ -307,7 +307,7 @@ func TestRolloutRollbackRefused(t *testing.T) {
 	sim := w.box.Sys.Lifecycle().Simulator()
 	require.NoError(t, sim.InjectFault(simulator.Fault{Scope: "supervisor-eu1", Kind: "SupervisorService", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
 
-	r := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--rollout", w.file(t, "rest.yaml", canaryRestYAML), "--wait")
+	r := w.run(t, "service", "upgrade", arcturusName, "--source", src2, "--accept-plan-grants", "--rollout", w.file(t, "rest.yaml", canaryRestYAML), "--wait")
 	require.Equal(t, vcfctl.ExitBlocked, r.code, "%s\n%s", r.out, r.errOut)
 	require.Contains(t, r.errOut, "upgrade of arcturus.galaxy.com to 2.0.0 did not reach its goal: the rollout needs an administrator: its rollback was refused: ")
 	require.Contains(t, r.errOut, "cannot be downgraded")

@@ -170,7 +170,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	w.ok(t, "service", "activate", "arcturus.galaxy.com", "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
 	name, tar = w.tarball(t, v2)
 	w.tars.Handle(name, drip(tar, 3*time.Second))
-	_, scr = w.onTerminal(t, "Healthy (active, version 2.0.0)", "service", "upgrade", "arcturus.galaxy.com", "--source", w.tars.URL(name), "--wait")
+	_, scr = w.onTerminal(t, "Healthy (active, version 2.0.0)", "service", "upgrade", "arcturus.galaxy.com", "--source", w.tars.URL(name), "--accept-plan-grants", "--wait")
 	require.Contains(t, scr, "upgrade: download")
 	ps = percents(scr)
 	require.GreaterOrEqual(t, between(ps, 0, 100), 3, "the bar moved during the upgrade: %v", ps)

@@ -290,6 +290,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (svc *Service, err e
 	}
 	mcfg := manager.Config{
 		VerifySignatures:  sigs.check(),
+		SignatureSet:      sigs.set,
 		ReconcileInterval: cfg.ReconcileInterval,
 		RolloutPoll:       cfg.RolloutPoll,
 		StepTimeout:       cfg.StepTimeout,

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
@@ -29,4 +30,19 @@ func (k trustedKeys) check() func(*bundle.Bundle) error {
 		return nil
 	}
 	return k.Check
+}
+
+// set is a bundle's signature set: the trusted keys whose signature of its
+// digest verifies. Without keys no signer can be named: the set is empty
+// (and with keys, a version no key verifies is refused before its set
+// matters).
+func (k trustedKeys) set(b *bundle.Bundle) []string {
+	var out []string
+	for _, r := range k.Verify(b) {
+		if r.Verified && !slices.Contains(out, r.Signer) {
+			out = append(out, r.Signer)
+		}
+	}
+	slices.Sort(out)
+	return out
 }

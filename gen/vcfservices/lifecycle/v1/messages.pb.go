@@ -935,6 +935,242 @@ func (x *ResourceInfo) GetFinalizers() []string {
 	return nil
 }
 
+// Override asks that, for the one operation the request starts, the
+// ERROR results of the compatibility check and of the pre-check hook do
+// not block it. Administrators only; signature failures are never
+// overridden.
+type Override struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Why; required, recorded with the operation.
+	Reason        string `protobuf:"bytes,1,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Override) Reset() {
+	*x = Override{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Override) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Override) ProtoMessage() {}
+
+func (x *Override) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Override.ProtoReflect.Descriptor instead.
+func (*Override) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Override) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// OverrideRecord is an override as recorded in history and state.
+type OverrideRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Who overrode (the administrator's principal).
+	Principal string `protobuf:"bytes,1,opt,name=principal,proto3" json:"principal,omitempty"`
+	Reason    string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// RFC 3339.
+	At string `protobuf:"bytes,3,opt,name=at,proto3" json:"at,omitempty"`
+	// The ERROR results it let through, as the checks reported them.
+	Results       []*v1.CheckResult `protobuf:"bytes,4,rep,name=results,proto3" json:"results,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *OverrideRecord) Reset() {
+	*x = OverrideRecord{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OverrideRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OverrideRecord) ProtoMessage() {}
+
+func (x *OverrideRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OverrideRecord.ProtoReflect.Descriptor instead.
+func (*OverrideRecord) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *OverrideRecord) GetPrincipal() string {
+	if x != nil {
+		return x.Principal
+	}
+	return ""
+}
+
+func (x *OverrideRecord) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *OverrideRecord) GetAt() string {
+	if x != nil {
+		return x.At
+	}
+	return ""
+}
+
+func (x *OverrideRecord) GetResults() []*v1.CheckResult {
+	if x != nil {
+		return x.Results
+	}
+	return nil
+}
+
+// AccessGrantsDiff is how one set of access grants differs from another.
+type AccessGrantsDiff struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Added         []*AccessGrantValue    `protobuf:"bytes,1,rep,name=added,proto3" json:"added,omitempty"`
+	Removed       []*AccessGrantValue    `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccessGrantsDiff) Reset() {
+	*x = AccessGrantsDiff{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccessGrantsDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccessGrantsDiff) ProtoMessage() {}
+
+func (x *AccessGrantsDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccessGrantsDiff.ProtoReflect.Descriptor instead.
+func (*AccessGrantsDiff) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *AccessGrantsDiff) GetAdded() []*AccessGrantValue {
+	if x != nil {
+		return x.Added
+	}
+	return nil
+}
+
+func (x *AccessGrantsDiff) GetRemoved() []*AccessGrantValue {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
+// AccessGrantValue is one value of an access grant (api.md AccessGrants:
+// category, key, value).
+type AccessGrantValue struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Category      string                 `protobuf:"bytes,1,opt,name=category,proto3" json:"category,omitempty"`
+	Key           string                 `protobuf:"bytes,2,opt,name=key,proto3" json:"key,omitempty"`
+	Value         string                 `protobuf:"bytes,3,opt,name=value,proto3" json:"value,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AccessGrantValue) Reset() {
+	*x = AccessGrantValue{}
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AccessGrantValue) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AccessGrantValue) ProtoMessage() {}
+
+func (x *AccessGrantValue) ProtoReflect() protoreflect.Message {
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AccessGrantValue.ProtoReflect.Descriptor instead.
+func (*AccessGrantValue) Descriptor() ([]byte, []int) {
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *AccessGrantValue) GetCategory() string {
+	if x != nil {
+		return x.Category
+	}
+	return ""
+}
+
+func (x *AccessGrantValue) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *AccessGrantValue) GetValue() string {
+	if x != nil {
+		return x.Value
+	}
+	return ""
+}
+
 // ErrorDetail is one structured error of the service.
 type ErrorDetail struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -949,7 +1185,7 @@ type ErrorDetail struct {
 
 func (x *ErrorDetail) Reset() {
 	*x = ErrorDetail{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[9]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -961,7 +1197,7 @@ func (x *ErrorDetail) String() string {
 func (*ErrorDetail) ProtoMessage() {}
 
 func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[9]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -974,7 +1210,7 @@ func (x *ErrorDetail) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ErrorDetail.ProtoReflect.Descriptor instead.
 func (*ErrorDetail) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{9}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ErrorDetail) GetType() string {
@@ -1011,14 +1247,16 @@ type OperationProgress struct {
 	Percent int32 `protobuf:"varint,5,opt,name=percent,proto3" json:"percent,omitempty"`
 	// Succeeded, Failed, RolledBack or Stuck once the operation ended; empty
 	// while it runs.
-	Outcome       string `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	Outcome string `protobuf:"bytes,6,opt,name=outcome,proto3" json:"outcome,omitempty"`
+	// The administrator's override of the operation's check ERRORs.
+	Override      *OverrideRecord `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *OperationProgress) Reset() {
 	*x = OperationProgress{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[10]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1030,7 +1268,7 @@ func (x *OperationProgress) String() string {
 func (*OperationProgress) ProtoMessage() {}
 
 func (x *OperationProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[10]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1043,7 +1281,7 @@ func (x *OperationProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperationProgress.ProtoReflect.Descriptor instead.
 func (*OperationProgress) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{10}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *OperationProgress) GetId() string {
@@ -1088,6 +1326,13 @@ func (x *OperationProgress) GetOutcome() string {
 	return ""
 }
 
+func (x *OperationProgress) GetOverride() *OverrideRecord {
+	if x != nil {
+		return x.Override
+	}
+	return nil
+}
+
 // Operation is one recorded operation of the service's history.
 type Operation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1103,6 +1348,8 @@ type Operation struct {
 	StartedAt   string           `protobuf:"bytes,7,opt,name=started_at,json=startedAt,proto3" json:"started_at,omitempty"`
 	FinishedAt  string           `protobuf:"bytes,8,opt,name=finished_at,json=finishedAt,proto3" json:"finished_at,omitempty"`
 	Steps       []*OperationStep `protobuf:"bytes,9,rep,name=steps,proto3" json:"steps,omitempty"`
+	// The administrator's override of this operation's check ERRORs.
+	Override *OverrideRecord `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
 	// Everything the operation's checks said: every WARNING and INFO of every
 	// step, and the ERRORs when it failed, as state.errorDetails shows them.
 	Notes         []*ErrorDetail `protobuf:"bytes,100,rep,name=notes,proto3" json:"notes,omitempty"`
@@ -1112,7 +1359,7 @@ type Operation struct {
 
 func (x *Operation) Reset() {
 	*x = Operation{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[11]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1124,7 +1371,7 @@ func (x *Operation) String() string {
 func (*Operation) ProtoMessage() {}
 
 func (x *Operation) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[11]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1137,7 +1384,7 @@ func (x *Operation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Operation.ProtoReflect.Descriptor instead.
 func (*Operation) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{11}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Operation) GetId() string {
@@ -1203,6 +1450,13 @@ func (x *Operation) GetSteps() []*OperationStep {
 	return nil
 }
 
+func (x *Operation) GetOverride() *OverrideRecord {
+	if x != nil {
+		return x.Override
+	}
+	return nil
+}
+
 func (x *Operation) GetNotes() []*ErrorDetail {
 	if x != nil {
 		return x.Notes
@@ -1225,7 +1479,7 @@ type OperationStep struct {
 
 func (x *OperationStep) Reset() {
 	*x = OperationStep{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[12]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1237,7 +1491,7 @@ func (x *OperationStep) String() string {
 func (*OperationStep) ProtoMessage() {}
 
 func (x *OperationStep) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[12]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1250,7 +1504,7 @@ func (x *OperationStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OperationStep.ProtoReflect.Descriptor instead.
 func (*OperationStep) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{12}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *OperationStep) GetName() string {
@@ -1307,6 +1561,9 @@ type ServiceUpdate struct {
 	// Roll the upgrade (source) out in waves.
 	Rollout         *RolloutRequest `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	RolloutStrategy string          `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
+	// Administrators only: the ERROR results of this upgrade's compatibility
+	// check and pre-check hook do not block it.
+	Override *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
 	// Execute a stored upgrade plan (POST upgrade-plan with store): the
 	// upgrade takes the plan's version and rollout, and is refused (409, with
 	// what changed) when the service, the inventory or the catalog changed
@@ -1320,7 +1577,7 @@ type ServiceUpdate struct {
 
 func (x *ServiceUpdate) Reset() {
 	*x = ServiceUpdate{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +1589,7 @@ func (x *ServiceUpdate) String() string {
 func (*ServiceUpdate) ProtoMessage() {}
 
 func (x *ServiceUpdate) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +1602,7 @@ func (x *ServiceUpdate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceUpdate.ProtoReflect.Descriptor instead.
 func (*ServiceUpdate) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{13}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ServiceUpdate) GetId() string {
@@ -1446,6 +1703,13 @@ func (x *ServiceUpdate) GetRolloutStrategy() string {
 	return ""
 }
 
+func (x *ServiceUpdate) GetOverride() *Override {
+	if x != nil {
+		return x.Override
+	}
+	return nil
+}
+
 func (x *ServiceUpdate) GetPlanId() string {
 	if x != nil {
 		return x.PlanId
@@ -1480,6 +1744,9 @@ type ServicePatch struct {
 	Rollout *RolloutRequest `protobuf:"bytes,40,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	// The provider strategy this service's upgrades use ("" : the default).
 	RolloutStrategy string `protobuf:"bytes,41,opt,name=rollout_strategy,json=rolloutStrategy,proto3" json:"rollout_strategy,omitempty"`
+	// Administrators only: the ERROR results of this upgrade's compatibility
+	// check and pre-check hook do not block it.
+	Override *Override `protobuf:"bytes,90,opt,name=override,proto3" json:"override,omitempty"`
 	// Execute a stored upgrade plan (see ServiceUpdate.plan_id).
 	PlanId string `protobuf:"bytes,70,opt,name=plan_id,json=planId,proto3" json:"plan_id,omitempty"`
 	// Automatic upgrades may pick pre-release versions.
@@ -1490,7 +1757,7 @@ type ServicePatch struct {
 
 func (x *ServicePatch) Reset() {
 	*x = ServicePatch{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1502,7 +1769,7 @@ func (x *ServicePatch) String() string {
 func (*ServicePatch) ProtoMessage() {}
 
 func (x *ServicePatch) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1515,7 +1782,7 @@ func (x *ServicePatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServicePatch.ProtoReflect.Descriptor instead.
 func (*ServicePatch) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{14}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ServicePatch) GetValues() *OverlayValues {
@@ -1616,6 +1883,13 @@ func (x *ServicePatch) GetRolloutStrategy() string {
 	return ""
 }
 
+func (x *ServicePatch) GetOverride() *Override {
+	if x != nil {
+		return x.Override
+	}
+	return nil
+}
+
 func (x *ServicePatch) GetPlanId() string {
 	if x != nil {
 		return x.PlanId
@@ -1650,7 +1924,7 @@ type CreateServiceRequest struct {
 
 func (x *CreateServiceRequest) Reset() {
 	*x = CreateServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[15]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1662,7 +1936,7 @@ func (x *CreateServiceRequest) String() string {
 func (*CreateServiceRequest) ProtoMessage() {}
 
 func (x *CreateServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[15]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1675,7 +1949,7 @@ func (x *CreateServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateServiceRequest.ProtoReflect.Descriptor instead.
 func (*CreateServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{15}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *CreateServiceRequest) GetSource() string {
@@ -1751,7 +2025,7 @@ type CreateServiceResponse struct {
 
 func (x *CreateServiceResponse) Reset() {
 	*x = CreateServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[16]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1763,7 +2037,7 @@ func (x *CreateServiceResponse) String() string {
 func (*CreateServiceResponse) ProtoMessage() {}
 
 func (x *CreateServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[16]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1776,7 +2050,7 @@ func (x *CreateServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateServiceResponse.ProtoReflect.Descriptor instead.
 func (*CreateServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{16}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *CreateServiceResponse) GetService() *VcfService {
@@ -1808,7 +2082,7 @@ type ListServicesRequest struct {
 
 func (x *ListServicesRequest) Reset() {
 	*x = ListServicesRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1820,7 +2094,7 @@ func (x *ListServicesRequest) String() string {
 func (*ListServicesRequest) ProtoMessage() {}
 
 func (x *ListServicesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1833,7 +2107,7 @@ func (x *ListServicesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServicesRequest.ProtoReflect.Descriptor instead.
 func (*ListServicesRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{17}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListServicesRequest) GetPage() int32 {
@@ -1920,7 +2194,7 @@ type ListServicesResponse struct {
 
 func (x *ListServicesResponse) Reset() {
 	*x = ListServicesResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1932,7 +2206,7 @@ func (x *ListServicesResponse) String() string {
 func (*ListServicesResponse) ProtoMessage() {}
 
 func (x *ListServicesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1945,7 +2219,7 @@ func (x *ListServicesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServicesResponse.ProtoReflect.Descriptor instead.
 func (*ListServicesResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{18}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListServicesResponse) GetResultTotal() int32 {
@@ -1998,7 +2272,7 @@ type GetServiceRequest struct {
 
 func (x *GetServiceRequest) Reset() {
 	*x = GetServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[19]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2010,7 +2284,7 @@ func (x *GetServiceRequest) String() string {
 func (*GetServiceRequest) ProtoMessage() {}
 
 func (x *GetServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[19]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2023,7 +2297,7 @@ func (x *GetServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceRequest.ProtoReflect.Descriptor instead.
 func (*GetServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{19}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetServiceRequest) GetId() string {
@@ -2078,7 +2352,7 @@ type GetServiceResponse struct {
 
 func (x *GetServiceResponse) Reset() {
 	*x = GetServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[20]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2090,7 +2364,7 @@ func (x *GetServiceResponse) String() string {
 func (*GetServiceResponse) ProtoMessage() {}
 
 func (x *GetServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[20]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2103,7 +2377,7 @@ func (x *GetServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceResponse.ProtoReflect.Descriptor instead.
 func (*GetServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{20}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetServiceResponse) GetService() *VcfService {
@@ -2125,7 +2399,7 @@ type UpdateServiceRequest struct {
 
 func (x *UpdateServiceRequest) Reset() {
 	*x = UpdateServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2137,7 +2411,7 @@ func (x *UpdateServiceRequest) String() string {
 func (*UpdateServiceRequest) ProtoMessage() {}
 
 func (x *UpdateServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2150,7 +2424,7 @@ func (x *UpdateServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateServiceRequest.ProtoReflect.Descriptor instead.
 func (*UpdateServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{21}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *UpdateServiceRequest) GetId() string {
@@ -2184,7 +2458,7 @@ type UpdateServiceResponse struct {
 
 func (x *UpdateServiceResponse) Reset() {
 	*x = UpdateServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[22]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2196,7 +2470,7 @@ func (x *UpdateServiceResponse) String() string {
 func (*UpdateServiceResponse) ProtoMessage() {}
 
 func (x *UpdateServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[22]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2209,7 +2483,7 @@ func (x *UpdateServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateServiceResponse.ProtoReflect.Descriptor instead.
 func (*UpdateServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{22}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *UpdateServiceResponse) GetService() *VcfService {
@@ -2233,7 +2507,7 @@ type PatchServiceRequest struct {
 
 func (x *PatchServiceRequest) Reset() {
 	*x = PatchServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[23]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2245,7 +2519,7 @@ func (x *PatchServiceRequest) String() string {
 func (*PatchServiceRequest) ProtoMessage() {}
 
 func (x *PatchServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[23]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2532,7 @@ func (x *PatchServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchServiceRequest.ProtoReflect.Descriptor instead.
 func (*PatchServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{23}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *PatchServiceRequest) GetId() string {
@@ -2299,7 +2573,7 @@ type PatchServiceResponse struct {
 
 func (x *PatchServiceResponse) Reset() {
 	*x = PatchServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[24]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2585,7 @@ func (x *PatchServiceResponse) String() string {
 func (*PatchServiceResponse) ProtoMessage() {}
 
 func (x *PatchServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[24]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2598,7 @@ func (x *PatchServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PatchServiceResponse.ProtoReflect.Descriptor instead.
 func (*PatchServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{24}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PatchServiceResponse) GetService() *VcfService {
@@ -2345,7 +2619,7 @@ type DeleteServiceRequest struct {
 
 func (x *DeleteServiceRequest) Reset() {
 	*x = DeleteServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[25]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2631,7 @@ func (x *DeleteServiceRequest) String() string {
 func (*DeleteServiceRequest) ProtoMessage() {}
 
 func (x *DeleteServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[25]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2644,7 @@ func (x *DeleteServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteServiceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{25}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *DeleteServiceRequest) GetId() string {
@@ -2397,7 +2671,7 @@ type DeleteServiceResponse struct {
 
 func (x *DeleteServiceResponse) Reset() {
 	*x = DeleteServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[26]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2409,7 +2683,7 @@ func (x *DeleteServiceResponse) String() string {
 func (*DeleteServiceResponse) ProtoMessage() {}
 
 func (x *DeleteServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[26]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2422,7 +2696,7 @@ func (x *DeleteServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteServiceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{26}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *DeleteServiceResponse) GetService() *VcfService {
@@ -2442,7 +2716,7 @@ type GetServiceStateRequest struct {
 
 func (x *GetServiceStateRequest) Reset() {
 	*x = GetServiceStateRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[27]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2454,7 +2728,7 @@ func (x *GetServiceStateRequest) String() string {
 func (*GetServiceStateRequest) ProtoMessage() {}
 
 func (x *GetServiceStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[27]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2467,7 +2741,7 @@ func (x *GetServiceStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceStateRequest.ProtoReflect.Descriptor instead.
 func (*GetServiceStateRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{27}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *GetServiceStateRequest) GetId() string {
@@ -2487,7 +2761,7 @@ type GetServiceStateResponse struct {
 
 func (x *GetServiceStateResponse) Reset() {
 	*x = GetServiceStateResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[28]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2499,7 +2773,7 @@ func (x *GetServiceStateResponse) String() string {
 func (*GetServiceStateResponse) ProtoMessage() {}
 
 func (x *GetServiceStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[28]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2512,7 +2786,7 @@ func (x *GetServiceStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceStateResponse.ProtoReflect.Descriptor instead.
 func (*GetServiceStateResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{28}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetServiceStateResponse) GetState() *State {
@@ -2532,7 +2806,7 @@ type GetServiceInventoryRequest struct {
 
 func (x *GetServiceInventoryRequest) Reset() {
 	*x = GetServiceInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[29]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2544,7 +2818,7 @@ func (x *GetServiceInventoryRequest) String() string {
 func (*GetServiceInventoryRequest) ProtoMessage() {}
 
 func (x *GetServiceInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[29]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2557,7 +2831,7 @@ func (x *GetServiceInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceInventoryRequest.ProtoReflect.Descriptor instead.
 func (*GetServiceInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{29}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetServiceInventoryRequest) GetId() string {
@@ -2577,7 +2851,7 @@ type GetServiceInventoryResponse struct {
 
 func (x *GetServiceInventoryResponse) Reset() {
 	*x = GetServiceInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[30]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2589,7 +2863,7 @@ func (x *GetServiceInventoryResponse) String() string {
 func (*GetServiceInventoryResponse) ProtoMessage() {}
 
 func (x *GetServiceInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[30]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2602,7 +2876,7 @@ func (x *GetServiceInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceInventoryResponse.ProtoReflect.Descriptor instead.
 func (*GetServiceInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{30}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetServiceInventoryResponse) GetInventory() *v1.Inventory {
@@ -2622,7 +2896,7 @@ type GetServiceMetadataRequest struct {
 
 func (x *GetServiceMetadataRequest) Reset() {
 	*x = GetServiceMetadataRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[31]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2634,7 +2908,7 @@ func (x *GetServiceMetadataRequest) String() string {
 func (*GetServiceMetadataRequest) ProtoMessage() {}
 
 func (x *GetServiceMetadataRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[31]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2647,7 +2921,7 @@ func (x *GetServiceMetadataRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceMetadataRequest.ProtoReflect.Descriptor instead.
 func (*GetServiceMetadataRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{31}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetServiceMetadataRequest) GetId() string {
@@ -2667,7 +2941,7 @@ type GetServiceMetadataResponse struct {
 
 func (x *GetServiceMetadataResponse) Reset() {
 	*x = GetServiceMetadataResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[32]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2679,7 +2953,7 @@ func (x *GetServiceMetadataResponse) String() string {
 func (*GetServiceMetadataResponse) ProtoMessage() {}
 
 func (x *GetServiceMetadataResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[32]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2692,7 +2966,7 @@ func (x *GetServiceMetadataResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServiceMetadataResponse.ProtoReflect.Descriptor instead.
 func (*GetServiceMetadataResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{32}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *GetServiceMetadataResponse) GetMetadata() *structpb.Struct {
@@ -2712,7 +2986,7 @@ type GetServicePackageRequest struct {
 
 func (x *GetServicePackageRequest) Reset() {
 	*x = GetServicePackageRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[33]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2724,7 +2998,7 @@ func (x *GetServicePackageRequest) String() string {
 func (*GetServicePackageRequest) ProtoMessage() {}
 
 func (x *GetServicePackageRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[33]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2737,7 +3011,7 @@ func (x *GetServicePackageRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServicePackageRequest.ProtoReflect.Descriptor instead.
 func (*GetServicePackageRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{33}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *GetServicePackageRequest) GetId() string {
@@ -2757,7 +3031,7 @@ type GetServicePackageResponse struct {
 
 func (x *GetServicePackageResponse) Reset() {
 	*x = GetServicePackageResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[34]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2769,7 +3043,7 @@ func (x *GetServicePackageResponse) String() string {
 func (*GetServicePackageResponse) ProtoMessage() {}
 
 func (x *GetServicePackageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[34]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2782,7 +3056,7 @@ func (x *GetServicePackageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetServicePackageResponse.ProtoReflect.Descriptor instead.
 func (*GetServicePackageResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{34}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *GetServicePackageResponse) GetPackage() *v1.YamlDocument {
@@ -2805,7 +3079,7 @@ type RenderEffectiveValuesRequest struct {
 
 func (x *RenderEffectiveValuesRequest) Reset() {
 	*x = RenderEffectiveValuesRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[35]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2817,7 +3091,7 @@ func (x *RenderEffectiveValuesRequest) String() string {
 func (*RenderEffectiveValuesRequest) ProtoMessage() {}
 
 func (x *RenderEffectiveValuesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[35]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2830,7 +3104,7 @@ func (x *RenderEffectiveValuesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderEffectiveValuesRequest.ProtoReflect.Descriptor instead.
 func (*RenderEffectiveValuesRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{35}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RenderEffectiveValuesRequest) GetId() string {
@@ -2864,7 +3138,7 @@ type RenderEffectiveValuesResponse struct {
 
 func (x *RenderEffectiveValuesResponse) Reset() {
 	*x = RenderEffectiveValuesResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[36]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2876,7 +3150,7 @@ func (x *RenderEffectiveValuesResponse) String() string {
 func (*RenderEffectiveValuesResponse) ProtoMessage() {}
 
 func (x *RenderEffectiveValuesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[36]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2889,7 +3163,7 @@ func (x *RenderEffectiveValuesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderEffectiveValuesResponse.ProtoReflect.Descriptor instead.
 func (*RenderEffectiveValuesResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{36}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *RenderEffectiveValuesResponse) GetEffectiveValues() *v1.YamlDocument {
@@ -2911,7 +3185,7 @@ type RenderValueProvenanceRequest struct {
 
 func (x *RenderValueProvenanceRequest) Reset() {
 	*x = RenderValueProvenanceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[37]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2923,7 +3197,7 @@ func (x *RenderValueProvenanceRequest) String() string {
 func (*RenderValueProvenanceRequest) ProtoMessage() {}
 
 func (x *RenderValueProvenanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[37]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2936,7 +3210,7 @@ func (x *RenderValueProvenanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderValueProvenanceRequest.ProtoReflect.Descriptor instead.
 func (*RenderValueProvenanceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{37}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *RenderValueProvenanceRequest) GetId() string {
@@ -2970,7 +3244,7 @@ type RenderValueProvenanceResponse struct {
 
 func (x *RenderValueProvenanceResponse) Reset() {
 	*x = RenderValueProvenanceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[38]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2982,7 +3256,7 @@ func (x *RenderValueProvenanceResponse) String() string {
 func (*RenderValueProvenanceResponse) ProtoMessage() {}
 
 func (x *RenderValueProvenanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[38]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2995,7 +3269,7 @@ func (x *RenderValueProvenanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderValueProvenanceResponse.ProtoReflect.Descriptor instead.
 func (*RenderValueProvenanceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{38}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *RenderValueProvenanceResponse) GetEntries() []*ValueProvenance {
@@ -3020,7 +3294,7 @@ type ValueProvenance struct {
 
 func (x *ValueProvenance) Reset() {
 	*x = ValueProvenance{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[39]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3032,7 +3306,7 @@ func (x *ValueProvenance) String() string {
 func (*ValueProvenance) ProtoMessage() {}
 
 func (x *ValueProvenance) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[39]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3045,7 +3319,7 @@ func (x *ValueProvenance) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValueProvenance.ProtoReflect.Descriptor instead.
 func (*ValueProvenance) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{39}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ValueProvenance) GetPath() string {
@@ -3080,7 +3354,7 @@ type RenderResourcesRequest struct {
 
 func (x *RenderResourcesRequest) Reset() {
 	*x = RenderResourcesRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[40]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3092,7 +3366,7 @@ func (x *RenderResourcesRequest) String() string {
 func (*RenderResourcesRequest) ProtoMessage() {}
 
 func (x *RenderResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[40]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3105,7 +3379,7 @@ func (x *RenderResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderResourcesRequest.ProtoReflect.Descriptor instead.
 func (*RenderResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{40}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *RenderResourcesRequest) GetId() string {
@@ -3132,7 +3406,7 @@ type RenderResourcesResponse struct {
 
 func (x *RenderResourcesResponse) Reset() {
 	*x = RenderResourcesResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[41]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3144,7 +3418,7 @@ func (x *RenderResourcesResponse) String() string {
 func (*RenderResourcesResponse) ProtoMessage() {}
 
 func (x *RenderResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[41]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3157,7 +3431,7 @@ func (x *RenderResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderResourcesResponse.ProtoReflect.Descriptor instead.
 func (*RenderResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{41}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *RenderResourcesResponse) GetResources() *v1.YamlDocument {
@@ -3178,7 +3452,7 @@ type RenderAccessGrantsRequest struct {
 
 func (x *RenderAccessGrantsRequest) Reset() {
 	*x = RenderAccessGrantsRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[42]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3190,7 +3464,7 @@ func (x *RenderAccessGrantsRequest) String() string {
 func (*RenderAccessGrantsRequest) ProtoMessage() {}
 
 func (x *RenderAccessGrantsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[42]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3203,7 +3477,7 @@ func (x *RenderAccessGrantsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderAccessGrantsRequest.ProtoReflect.Descriptor instead.
 func (*RenderAccessGrantsRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{42}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *RenderAccessGrantsRequest) GetId() string {
@@ -3230,7 +3504,7 @@ type RenderAccessGrantsResponse struct {
 
 func (x *RenderAccessGrantsResponse) Reset() {
 	*x = RenderAccessGrantsResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[43]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3242,7 +3516,7 @@ func (x *RenderAccessGrantsResponse) String() string {
 func (*RenderAccessGrantsResponse) ProtoMessage() {}
 
 func (x *RenderAccessGrantsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[43]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3255,7 +3529,7 @@ func (x *RenderAccessGrantsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RenderAccessGrantsResponse.ProtoReflect.Descriptor instead.
 func (*RenderAccessGrantsResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{43}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *RenderAccessGrantsResponse) GetAccessGrants() *structpb.Struct {
@@ -3277,7 +3551,7 @@ type RollbackServiceRequest struct {
 
 func (x *RollbackServiceRequest) Reset() {
 	*x = RollbackServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[44]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3289,7 +3563,7 @@ func (x *RollbackServiceRequest) String() string {
 func (*RollbackServiceRequest) ProtoMessage() {}
 
 func (x *RollbackServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[44]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3302,7 +3576,7 @@ func (x *RollbackServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackServiceRequest.ProtoReflect.Descriptor instead.
 func (*RollbackServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{44}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *RollbackServiceRequest) GetId() string {
@@ -3329,7 +3603,7 @@ type RollbackServiceResponse struct {
 
 func (x *RollbackServiceResponse) Reset() {
 	*x = RollbackServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[45]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3341,7 +3615,7 @@ func (x *RollbackServiceResponse) String() string {
 func (*RollbackServiceResponse) ProtoMessage() {}
 
 func (x *RollbackServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[45]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3354,7 +3628,7 @@ func (x *RollbackServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RollbackServiceResponse.ProtoReflect.Descriptor instead.
 func (*RollbackServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{45}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *RollbackServiceResponse) GetService() *VcfService {
@@ -3386,7 +3660,7 @@ type PreviewUpgradeRequest struct {
 
 func (x *PreviewUpgradeRequest) Reset() {
 	*x = PreviewUpgradeRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[46]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3398,7 +3672,7 @@ func (x *PreviewUpgradeRequest) String() string {
 func (*PreviewUpgradeRequest) ProtoMessage() {}
 
 func (x *PreviewUpgradeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[46]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3411,7 +3685,7 @@ func (x *PreviewUpgradeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewUpgradeRequest.ProtoReflect.Descriptor instead.
 func (*PreviewUpgradeRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{46}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *PreviewUpgradeRequest) GetId() string {
@@ -3459,7 +3733,7 @@ type PreviewUpgradeResponse struct {
 
 func (x *PreviewUpgradeResponse) Reset() {
 	*x = PreviewUpgradeResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[47]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3471,7 +3745,7 @@ func (x *PreviewUpgradeResponse) String() string {
 func (*PreviewUpgradeResponse) ProtoMessage() {}
 
 func (x *PreviewUpgradeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[47]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3484,7 +3758,7 @@ func (x *PreviewUpgradeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PreviewUpgradeResponse.ProtoReflect.Descriptor instead.
 func (*PreviewUpgradeResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{47}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *PreviewUpgradeResponse) GetPlan() *UpgradePlan {
@@ -3510,6 +3784,15 @@ type UpgradePlan struct {
 	// A legal chain of versions when the direct jump is refused.
 	SuggestedPath   []string `protobuf:"bytes,9,rep,name=suggested_path,json=suggestedPath,proto3" json:"suggested_path,omitempty"`
 	BlockingReasons []string `protobuf:"bytes,10,rep,name=blocking_reasons,json=blockingReasons,proto3" json:"blocking_reasons,omitempty"`
+	// The new version's access grants: what accepted.accessGrants must
+	// equal, verbatim, in the upgrade request when acceptanceRequired names
+	// accessGrants.
+	AccessGrants *structpb.Struct `protobuf:"bytes,90,opt,name=access_grants,json=accessGrants,proto3" json:"access_grants,omitempty"`
+	// How the new version's access grants differ from the accepted ones.
+	AccessGrantsDiff *AccessGrantsDiff `protobuf:"bytes,91,opt,name=access_grants_diff,json=accessGrantsDiff,proto3" json:"access_grants_diff,omitempty"`
+	// What the upgrade request must accept because the new version changes
+	// it: eula, signatures, accessGrants. Empty: nothing.
+	AcceptanceRequired []string `protobuf:"bytes,92,rep,name=acceptance_required,json=acceptanceRequired,proto3" json:"acceptance_required,omitempty"`
 	// Per Supervisor, when the upgrade rolls out in waves.
 	Targets []*TargetPlan `protobuf:"bytes,11,rep,name=targets,proto3" json:"targets,omitempty"`
 	// Set when the plan was stored (store: true); the upgrade executes it
@@ -3524,7 +3807,7 @@ type UpgradePlan struct {
 
 func (x *UpgradePlan) Reset() {
 	*x = UpgradePlan{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[48]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3536,7 +3819,7 @@ func (x *UpgradePlan) String() string {
 func (*UpgradePlan) ProtoMessage() {}
 
 func (x *UpgradePlan) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[48]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3549,7 +3832,7 @@ func (x *UpgradePlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpgradePlan.ProtoReflect.Descriptor instead.
 func (*UpgradePlan) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{48}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *UpgradePlan) GetFromVersion() string {
@@ -3622,6 +3905,27 @@ func (x *UpgradePlan) GetBlockingReasons() []string {
 	return nil
 }
 
+func (x *UpgradePlan) GetAccessGrants() *structpb.Struct {
+	if x != nil {
+		return x.AccessGrants
+	}
+	return nil
+}
+
+func (x *UpgradePlan) GetAccessGrantsDiff() *AccessGrantsDiff {
+	if x != nil {
+		return x.AccessGrantsDiff
+	}
+	return nil
+}
+
+func (x *UpgradePlan) GetAcceptanceRequired() []string {
+	if x != nil {
+		return x.AcceptanceRequired
+	}
+	return nil
+}
+
 func (x *UpgradePlan) GetTargets() []*TargetPlan {
 	if x != nil {
 		return x.Targets
@@ -3674,7 +3978,7 @@ type TargetPlan struct {
 
 func (x *TargetPlan) Reset() {
 	*x = TargetPlan{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3686,7 +3990,7 @@ func (x *TargetPlan) String() string {
 func (*TargetPlan) ProtoMessage() {}
 
 func (x *TargetPlan) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[49]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3699,7 +4003,7 @@ func (x *TargetPlan) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TargetPlan.ProtoReflect.Descriptor instead.
 func (*TargetPlan) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{49}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *TargetPlan) GetSupervisor() string {
@@ -3788,7 +4092,7 @@ type HookReport struct {
 
 func (x *HookReport) Reset() {
 	*x = HookReport{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3800,7 +4104,7 @@ func (x *HookReport) String() string {
 func (*HookReport) ProtoMessage() {}
 
 func (x *HookReport) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[50]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3813,7 +4117,7 @@ func (x *HookReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HookReport.ProtoReflect.Descriptor instead.
 func (*HookReport) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{50}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *HookReport) GetConfigured() bool {
@@ -3870,7 +4174,7 @@ type ResourcePlanEntry struct {
 
 func (x *ResourcePlanEntry) Reset() {
 	*x = ResourcePlanEntry{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3882,7 +4186,7 @@ func (x *ResourcePlanEntry) String() string {
 func (*ResourcePlanEntry) ProtoMessage() {}
 
 func (x *ResourcePlanEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[51]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3895,7 +4199,7 @@ func (x *ResourcePlanEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourcePlanEntry.ProtoReflect.Descriptor instead.
 func (*ResourcePlanEntry) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{51}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *ResourcePlanEntry) GetType() string {
@@ -3950,7 +4254,7 @@ type ListServiceHistoryRequest struct {
 
 func (x *ListServiceHistoryRequest) Reset() {
 	*x = ListServiceHistoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3962,7 +4266,7 @@ func (x *ListServiceHistoryRequest) String() string {
 func (*ListServiceHistoryRequest) ProtoMessage() {}
 
 func (x *ListServiceHistoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[52]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3975,7 +4279,7 @@ func (x *ListServiceHistoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceHistoryRequest.ProtoReflect.Descriptor instead.
 func (*ListServiceHistoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{52}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ListServiceHistoryRequest) GetId() string {
@@ -3996,7 +4300,7 @@ type ListServiceHistoryResponse struct {
 
 func (x *ListServiceHistoryResponse) Reset() {
 	*x = ListServiceHistoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4008,7 +4312,7 @@ func (x *ListServiceHistoryResponse) String() string {
 func (*ListServiceHistoryResponse) ProtoMessage() {}
 
 func (x *ListServiceHistoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[53]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4021,7 +4325,7 @@ func (x *ListServiceHistoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceHistoryResponse.ProtoReflect.Descriptor instead.
 func (*ListServiceHistoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{53}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *ListServiceHistoryResponse) GetOperations() []*Operation {
@@ -4053,7 +4357,7 @@ type WatchServiceRequest struct {
 
 func (x *WatchServiceRequest) Reset() {
 	*x = WatchServiceRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4065,7 +4369,7 @@ func (x *WatchServiceRequest) String() string {
 func (*WatchServiceRequest) ProtoMessage() {}
 
 func (x *WatchServiceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[54]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4078,7 +4382,7 @@ func (x *WatchServiceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServiceRequest.ProtoReflect.Descriptor instead.
 func (*WatchServiceRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{54}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *WatchServiceRequest) GetId() string {
@@ -4116,7 +4420,7 @@ type WatchServiceResponse struct {
 
 func (x *WatchServiceResponse) Reset() {
 	*x = WatchServiceResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4128,7 +4432,7 @@ func (x *WatchServiceResponse) String() string {
 func (*WatchServiceResponse) ProtoMessage() {}
 
 func (x *WatchServiceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[55]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4141,7 +4445,7 @@ func (x *WatchServiceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchServiceResponse.ProtoReflect.Descriptor instead.
 func (*WatchServiceResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{55}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *WatchServiceResponse) GetId() string {
@@ -4218,7 +4522,7 @@ type RegisterServiceVersionRequest struct {
 
 func (x *RegisterServiceVersionRequest) Reset() {
 	*x = RegisterServiceVersionRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4230,7 +4534,7 @@ func (x *RegisterServiceVersionRequest) String() string {
 func (*RegisterServiceVersionRequest) ProtoMessage() {}
 
 func (x *RegisterServiceVersionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[56]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4243,7 +4547,7 @@ func (x *RegisterServiceVersionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterServiceVersionRequest.ProtoReflect.Descriptor instead.
 func (*RegisterServiceVersionRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{56}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *RegisterServiceVersionRequest) GetSource() string {
@@ -4270,7 +4574,7 @@ type RegisterServiceVersionResponse struct {
 
 func (x *RegisterServiceVersionResponse) Reset() {
 	*x = RegisterServiceVersionResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4282,7 +4586,7 @@ func (x *RegisterServiceVersionResponse) String() string {
 func (*RegisterServiceVersionResponse) ProtoMessage() {}
 
 func (x *RegisterServiceVersionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[57]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4295,7 +4599,7 @@ func (x *RegisterServiceVersionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RegisterServiceVersionResponse.ProtoReflect.Descriptor instead.
 func (*RegisterServiceVersionResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{57}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *RegisterServiceVersionResponse) GetVersion() *ServiceVersion {
@@ -4318,14 +4622,16 @@ type ServiceVersion struct {
 	RegisteredAt string `protobuf:"bytes,7,opt,name=registered_at,json=registeredAt,proto3" json:"registered_at,omitempty"`
 	BuiltIn      bool   `protobuf:"varint,8,opt,name=built_in,json=builtIn,proto3" json:"built_in,omitempty"`
 	// Set while the version is quarantined.
-	Quarantine    *Quarantine `protobuf:"bytes,40,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	Quarantine *Quarantine `protobuf:"bytes,40,opt,name=quarantine,proto3" json:"quarantine,omitempty"`
+	// Who declared the version built-in, and when (administrators only).
+	BuiltInBy     *OverrideRecord `protobuf:"bytes,90,opt,name=built_in_by,json=builtInBy,proto3" json:"built_in_by,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServiceVersion) Reset() {
 	*x = ServiceVersion{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4337,7 +4643,7 @@ func (x *ServiceVersion) String() string {
 func (*ServiceVersion) ProtoMessage() {}
 
 func (x *ServiceVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[58]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4350,7 +4656,7 @@ func (x *ServiceVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceVersion.ProtoReflect.Descriptor instead.
 func (*ServiceVersion) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{58}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ServiceVersion) GetName() string {
@@ -4416,6 +4722,13 @@ func (x *ServiceVersion) GetQuarantine() *Quarantine {
 	return nil
 }
 
+func (x *ServiceVersion) GetBuiltInBy() *OverrideRecord {
+	if x != nil {
+		return x.BuiltInBy
+	}
+	return nil
+}
+
 // ListServiceVersionsRequest filters the catalog by name.
 type ListServiceVersionsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -4426,7 +4739,7 @@ type ListServiceVersionsRequest struct {
 
 func (x *ListServiceVersionsRequest) Reset() {
 	*x = ListServiceVersionsRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4438,7 +4751,7 @@ func (x *ListServiceVersionsRequest) String() string {
 func (*ListServiceVersionsRequest) ProtoMessage() {}
 
 func (x *ListServiceVersionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[59]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4451,7 +4764,7 @@ func (x *ListServiceVersionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceVersionsRequest.ProtoReflect.Descriptor instead.
 func (*ListServiceVersionsRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{59}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ListServiceVersionsRequest) GetName() string {
@@ -4471,7 +4784,7 @@ type ListServiceVersionsResponse struct {
 
 func (x *ListServiceVersionsResponse) Reset() {
 	*x = ListServiceVersionsResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4483,7 +4796,7 @@ func (x *ListServiceVersionsResponse) String() string {
 func (*ListServiceVersionsResponse) ProtoMessage() {}
 
 func (x *ListServiceVersionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[60]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4496,7 +4809,7 @@ func (x *ListServiceVersionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServiceVersionsResponse.ProtoReflect.Descriptor instead.
 func (*ListServiceVersionsResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{60}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *ListServiceVersionsResponse) GetVersions() []*ServiceVersion {
@@ -4515,7 +4828,7 @@ type GetPlatformInventoryRequest struct {
 
 func (x *GetPlatformInventoryRequest) Reset() {
 	*x = GetPlatformInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4527,7 +4840,7 @@ func (x *GetPlatformInventoryRequest) String() string {
 func (*GetPlatformInventoryRequest) ProtoMessage() {}
 
 func (x *GetPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[61]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4540,7 +4853,7 @@ func (x *GetPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlatformInventoryRequest.ProtoReflect.Descriptor instead.
 func (*GetPlatformInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{61}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{65}
 }
 
 // GetPlatformInventoryResponse carries the platform inventory.
@@ -4553,7 +4866,7 @@ type GetPlatformInventoryResponse struct {
 
 func (x *GetPlatformInventoryResponse) Reset() {
 	*x = GetPlatformInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4565,7 +4878,7 @@ func (x *GetPlatformInventoryResponse) String() string {
 func (*GetPlatformInventoryResponse) ProtoMessage() {}
 
 func (x *GetPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[62]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4578,7 +4891,7 @@ func (x *GetPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPlatformInventoryResponse.ProtoReflect.Descriptor instead.
 func (*GetPlatformInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{62}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *GetPlatformInventoryResponse) GetInventory() *v1.Inventory {
@@ -4598,7 +4911,7 @@ type PutPlatformInventoryRequest struct {
 
 func (x *PutPlatformInventoryRequest) Reset() {
 	*x = PutPlatformInventoryRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4610,7 +4923,7 @@ func (x *PutPlatformInventoryRequest) String() string {
 func (*PutPlatformInventoryRequest) ProtoMessage() {}
 
 func (x *PutPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[63]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4623,7 +4936,7 @@ func (x *PutPlatformInventoryRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutPlatformInventoryRequest.ProtoReflect.Descriptor instead.
 func (*PutPlatformInventoryRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{63}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *PutPlatformInventoryRequest) GetInventory() *v1.Inventory {
@@ -4645,7 +4958,7 @@ type PutPlatformInventoryResponse struct {
 
 func (x *PutPlatformInventoryResponse) Reset() {
 	*x = PutPlatformInventoryResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4657,7 +4970,7 @@ func (x *PutPlatformInventoryResponse) String() string {
 func (*PutPlatformInventoryResponse) ProtoMessage() {}
 
 func (x *PutPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[64]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4670,7 +4983,7 @@ func (x *PutPlatformInventoryResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutPlatformInventoryResponse.ProtoReflect.Descriptor instead.
 func (*PutPlatformInventoryResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{64}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *PutPlatformInventoryResponse) GetInventory() *v1.Inventory {
@@ -4702,7 +5015,7 @@ type CheckSupervisorUpgradeRequest struct {
 
 func (x *CheckSupervisorUpgradeRequest) Reset() {
 	*x = CheckSupervisorUpgradeRequest{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4714,7 +5027,7 @@ func (x *CheckSupervisorUpgradeRequest) String() string {
 func (*CheckSupervisorUpgradeRequest) ProtoMessage() {}
 
 func (x *CheckSupervisorUpgradeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[65]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4727,7 +5040,7 @@ func (x *CheckSupervisorUpgradeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSupervisorUpgradeRequest.ProtoReflect.Descriptor instead.
 func (*CheckSupervisorUpgradeRequest) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{65}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *CheckSupervisorUpgradeRequest) GetSupervisor() string {
@@ -4764,7 +5077,7 @@ type CheckSupervisorUpgradeResponse struct {
 
 func (x *CheckSupervisorUpgradeResponse) Reset() {
 	*x = CheckSupervisorUpgradeResponse{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4776,7 +5089,7 @@ func (x *CheckSupervisorUpgradeResponse) String() string {
 func (*CheckSupervisorUpgradeResponse) ProtoMessage() {}
 
 func (x *CheckSupervisorUpgradeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[66]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4789,7 +5102,7 @@ func (x *CheckSupervisorUpgradeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckSupervisorUpgradeResponse.ProtoReflect.Descriptor instead.
 func (*CheckSupervisorUpgradeResponse) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{66}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *CheckSupervisorUpgradeResponse) GetSupervisor() string {
@@ -4834,7 +5147,7 @@ type ServiceCompatibility struct {
 
 func (x *ServiceCompatibility) Reset() {
 	*x = ServiceCompatibility{}
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4846,7 +5159,7 @@ func (x *ServiceCompatibility) String() string {
 func (*ServiceCompatibility) ProtoMessage() {}
 
 func (x *ServiceCompatibility) ProtoReflect() protoreflect.Message {
-	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[67]
+	mi := &file_vcfservices_lifecycle_v1_messages_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4859,7 +5172,7 @@ func (x *ServiceCompatibility) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServiceCompatibility.ProtoReflect.Descriptor instead.
 func (*ServiceCompatibility) Descriptor() ([]byte, []int) {
-	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{67}
+	return file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ServiceCompatibility) GetId() string {
@@ -5003,18 +5316,33 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"finalizers\x18\f \x03(\tR\n" +
 	"finalizersB\x10\n" +
-	"\x0e_resource_yaml\"W\n" +
+	"\x0e_resource_yaml\"\"\n" +
+	"\bOverride\x12\x16\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"\x94\x01\n" +
+	"\x0eOverrideRecord\x12\x1c\n" +
+	"\tprincipal\x18\x01 \x01(\tR\tprincipal\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x0e\n" +
+	"\x02at\x18\x03 \x01(\tR\x02at\x12<\n" +
+	"\aresults\x18\x04 \x03(\v2\".vcfservices.common.v1.CheckResultR\aresults\"\x9a\x01\n" +
+	"\x10AccessGrantsDiff\x12@\n" +
+	"\x05added\x18\x01 \x03(\v2*.vcfservices.lifecycle.v1.AccessGrantValueR\x05added\x12D\n" +
+	"\aremoved\x18\x02 \x03(\v2*.vcfservices.lifecycle.v1.AccessGrantValueR\aremoved\"V\n" +
+	"\x10AccessGrantValue\x12\x1a\n" +
+	"\bcategory\x18\x01 \x01(\tR\bcategory\x12\x10\n" +
+	"\x03key\x18\x02 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x03 \x01(\tR\x05value\"W\n" +
 	"\vErrorDetail\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x1a\n" +
 	"\bseverity\x18\x02 \x01(\tR\bseverity\x12\x18\n" +
-	"\amessage\x18\x03 \x01(\tR\amessage\"\x99\x01\n" +
+	"\amessage\x18\x03 \x01(\tR\amessage\"\xdf\x01\n" +
 	"\x11OperationProgress\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
 	"\x04step\x18\x03 \x01(\tR\x04step\x12\x18\n" +
 	"\amessage\x18\x04 \x01(\tR\amessage\x12\x18\n" +
 	"\apercent\x18\x05 \x01(\x05R\apercent\x12\x18\n" +
-	"\aoutcome\x18\x06 \x01(\tR\aoutcome\"\xea\x02\n" +
+	"\aoutcome\x18\x06 \x01(\tR\aoutcome\x12D\n" +
+	"\boverride\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\boverride\"\xb0\x03\n" +
 	"\tOperation\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x12\n" +
 	"\x04type\x18\x02 \x01(\tR\x04type\x12!\n" +
@@ -5027,7 +5355,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"started_at\x18\a \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\b \x01(\tR\n" +
 	"finishedAt\x12=\n" +
-	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\x12;\n" +
+	"\x05steps\x18\t \x03(\v2'.vcfservices.lifecycle.v1.OperationStepR\x05steps\x12D\n" +
+	"\boverride\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\boverride\x12;\n" +
 	"\x05notes\x18d \x03(\v2%.vcfservices.lifecycle.v1.ErrorDetailR\x05notes\"\x95\x01\n" +
 	"\rOperationStep\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -5036,7 +5365,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\n" +
 	"started_at\x18\x04 \x01(\tR\tstartedAt\x12\x1f\n" +
 	"\vfinished_at\x18\x05 \x01(\tR\n" +
-	"finishedAt\"\x8a\b\n" +
+	"finishedAt\"\xca\b\n" +
 	"\rServiceUpdate\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12?\n" +
 	"\x06values\x18\x02 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
@@ -5052,7 +5381,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\rauto_rollback\x18\v \x01(\bR\fautoRollback\x12\x1f\n" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12\x17\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12>\n" +
+	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x12\x17\n" +
 	"\aplan_id\x18F \x01(\tR\x06planId\x128\n" +
 	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
@@ -5064,7 +5394,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\fTenantsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B\v\n" +
-	"\t_revision\"\x8c\b\n" +
+	"\t_revision\"\xcc\b\n" +
 	"\fServicePatch\x12?\n" +
 	"\x06values\x18\x01 \x01(\v2'.vcfservices.lifecycle.v1.OverlayValuesR\x06values\x12'\n" +
 	"\x0flifecycle_state\x18\x02 \x01(\tR\x0elifecycleState\x12\x14\n" +
@@ -5080,7 +5410,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\atenants\x18\v \x03(\v23.vcfservices.lifecycle.v1.ServicePatch.TenantsEntryR\atenants\x12\x1f\n" +
 	"\brevision\x18\f \x01(\x03H\x00R\brevision\x88\x01\x01\x12B\n" +
 	"\arollout\x18( \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12)\n" +
-	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12\x17\n" +
+	"\x10rollout_strategy\x18) \x01(\tR\x0frolloutStrategy\x12>\n" +
+	"\boverride\x18Z \x01(\v2\".vcfservices.lifecycle.v1.OverrideR\boverride\x12\x17\n" +
 	"\aplan_id\x18F \x01(\tR\x06planId\x128\n" +
 	"\x18auto_upgrade_prereleases\x18d \x01(\bR\x16autoUpgradePrereleases\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
@@ -5222,7 +5553,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\arollout\x18\x04 \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12\x14\n" +
 	"\x05store\x18\x05 \x01(\bR\x05store\"S\n" +
 	"\x16PreviewUpgradeResponse\x129\n" +
-	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\xae\x05\n" +
+	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\xf7\x06\n" +
 	"\vUpgradePlan\x12!\n" +
 	"\ffrom_version\x18\x01 \x01(\tR\vfromVersion\x12\x1d\n" +
 	"\n" +
@@ -5235,7 +5566,10 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\tresources\x18\b \x03(\v2+.vcfservices.lifecycle.v1.ResourcePlanEntryR\tresources\x12%\n" +
 	"\x0esuggested_path\x18\t \x03(\tR\rsuggestedPath\x12)\n" +
 	"\x10blocking_reasons\x18\n" +
-	" \x03(\tR\x0fblockingReasons\x12>\n" +
+	" \x03(\tR\x0fblockingReasons\x12<\n" +
+	"\raccess_grants\x18Z \x01(\v2\x17.google.protobuf.StructR\faccessGrants\x12X\n" +
+	"\x12access_grants_diff\x18[ \x01(\v2*.vcfservices.lifecycle.v1.AccessGrantsDiffR\x10accessGrantsDiff\x12/\n" +
+	"\x13acceptance_required\x18\\ \x03(\tR\x12acceptanceRequired\x12>\n" +
 	"\atargets\x18\v \x03(\v2$.vcfservices.lifecycle.v1.TargetPlanR\atargets\x12\x17\n" +
 	"\aplan_id\x18\f \x01(\tR\x06planId\x12\x1d\n" +
 	"\n" +
@@ -5298,7 +5632,7 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x06source\x18\x01 \x01(\tR\x06source\x12\x19\n" +
 	"\bbuilt_in\x18\x02 \x01(\bR\abuiltIn\"d\n" +
 	"\x1eRegisterServiceVersionResponse\x12B\n" +
-	"\aversion\x18\x01 \x01(\v2(.vcfservices.lifecycle.v1.ServiceVersionR\aversion\"\xa6\x02\n" +
+	"\aversion\x18\x01 \x01(\v2(.vcfservices.lifecycle.v1.ServiceVersionR\aversion\"\xf0\x02\n" +
 	"\x0eServiceVersion\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x16\n" +
@@ -5310,7 +5644,8 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\bbuilt_in\x18\b \x01(\bR\abuiltIn\x12D\n" +
 	"\n" +
 	"quarantine\x18( \x01(\v2$.vcfservices.lifecycle.v1.QuarantineR\n" +
-	"quarantine\"0\n" +
+	"quarantine\x12H\n" +
+	"\vbuilt_in_by\x18Z \x01(\v2(.vcfservices.lifecycle.v1.OverrideRecordR\tbuiltInBy\"0\n" +
 	"\x1aListServiceVersionsRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"c\n" +
 	"\x1bListServiceVersionsResponse\x12D\n" +
@@ -5355,7 +5690,7 @@ func file_vcfservices_lifecycle_v1_messages_proto_rawDescGZIP() []byte {
 	return file_vcfservices_lifecycle_v1_messages_proto_rawDescData
 }
 
-var file_vcfservices_lifecycle_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 79)
+var file_vcfservices_lifecycle_v1_messages_proto_msgTypes = make([]protoimpl.MessageInfo, 83)
 var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	(*VcfService)(nil),                     // 0: vcfservices.lifecycle.v1.VcfService
 	(*OverlayValues)(nil),                  // 1: vcfservices.lifecycle.v1.OverlayValues
@@ -5366,176 +5701,190 @@ var file_vcfservices_lifecycle_v1_messages_proto_goTypes = []any{
 	(*SignatureDetail)(nil),                // 6: vcfservices.lifecycle.v1.SignatureDetail
 	(*State)(nil),                          // 7: vcfservices.lifecycle.v1.State
 	(*ResourceInfo)(nil),                   // 8: vcfservices.lifecycle.v1.ResourceInfo
-	(*ErrorDetail)(nil),                    // 9: vcfservices.lifecycle.v1.ErrorDetail
-	(*OperationProgress)(nil),              // 10: vcfservices.lifecycle.v1.OperationProgress
-	(*Operation)(nil),                      // 11: vcfservices.lifecycle.v1.Operation
-	(*OperationStep)(nil),                  // 12: vcfservices.lifecycle.v1.OperationStep
-	(*ServiceUpdate)(nil),                  // 13: vcfservices.lifecycle.v1.ServiceUpdate
-	(*ServicePatch)(nil),                   // 14: vcfservices.lifecycle.v1.ServicePatch
-	(*CreateServiceRequest)(nil),           // 15: vcfservices.lifecycle.v1.CreateServiceRequest
-	(*CreateServiceResponse)(nil),          // 16: vcfservices.lifecycle.v1.CreateServiceResponse
-	(*ListServicesRequest)(nil),            // 17: vcfservices.lifecycle.v1.ListServicesRequest
-	(*ListServicesResponse)(nil),           // 18: vcfservices.lifecycle.v1.ListServicesResponse
-	(*GetServiceRequest)(nil),              // 19: vcfservices.lifecycle.v1.GetServiceRequest
-	(*GetServiceResponse)(nil),             // 20: vcfservices.lifecycle.v1.GetServiceResponse
-	(*UpdateServiceRequest)(nil),           // 21: vcfservices.lifecycle.v1.UpdateServiceRequest
-	(*UpdateServiceResponse)(nil),          // 22: vcfservices.lifecycle.v1.UpdateServiceResponse
-	(*PatchServiceRequest)(nil),            // 23: vcfservices.lifecycle.v1.PatchServiceRequest
-	(*PatchServiceResponse)(nil),           // 24: vcfservices.lifecycle.v1.PatchServiceResponse
-	(*DeleteServiceRequest)(nil),           // 25: vcfservices.lifecycle.v1.DeleteServiceRequest
-	(*DeleteServiceResponse)(nil),          // 26: vcfservices.lifecycle.v1.DeleteServiceResponse
-	(*GetServiceStateRequest)(nil),         // 27: vcfservices.lifecycle.v1.GetServiceStateRequest
-	(*GetServiceStateResponse)(nil),        // 28: vcfservices.lifecycle.v1.GetServiceStateResponse
-	(*GetServiceInventoryRequest)(nil),     // 29: vcfservices.lifecycle.v1.GetServiceInventoryRequest
-	(*GetServiceInventoryResponse)(nil),    // 30: vcfservices.lifecycle.v1.GetServiceInventoryResponse
-	(*GetServiceMetadataRequest)(nil),      // 31: vcfservices.lifecycle.v1.GetServiceMetadataRequest
-	(*GetServiceMetadataResponse)(nil),     // 32: vcfservices.lifecycle.v1.GetServiceMetadataResponse
-	(*GetServicePackageRequest)(nil),       // 33: vcfservices.lifecycle.v1.GetServicePackageRequest
-	(*GetServicePackageResponse)(nil),      // 34: vcfservices.lifecycle.v1.GetServicePackageResponse
-	(*RenderEffectiveValuesRequest)(nil),   // 35: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest
-	(*RenderEffectiveValuesResponse)(nil),  // 36: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse
-	(*RenderValueProvenanceRequest)(nil),   // 37: vcfservices.lifecycle.v1.RenderValueProvenanceRequest
-	(*RenderValueProvenanceResponse)(nil),  // 38: vcfservices.lifecycle.v1.RenderValueProvenanceResponse
-	(*ValueProvenance)(nil),                // 39: vcfservices.lifecycle.v1.ValueProvenance
-	(*RenderResourcesRequest)(nil),         // 40: vcfservices.lifecycle.v1.RenderResourcesRequest
-	(*RenderResourcesResponse)(nil),        // 41: vcfservices.lifecycle.v1.RenderResourcesResponse
-	(*RenderAccessGrantsRequest)(nil),      // 42: vcfservices.lifecycle.v1.RenderAccessGrantsRequest
-	(*RenderAccessGrantsResponse)(nil),     // 43: vcfservices.lifecycle.v1.RenderAccessGrantsResponse
-	(*RollbackServiceRequest)(nil),         // 44: vcfservices.lifecycle.v1.RollbackServiceRequest
-	(*RollbackServiceResponse)(nil),        // 45: vcfservices.lifecycle.v1.RollbackServiceResponse
-	(*PreviewUpgradeRequest)(nil),          // 46: vcfservices.lifecycle.v1.PreviewUpgradeRequest
-	(*PreviewUpgradeResponse)(nil),         // 47: vcfservices.lifecycle.v1.PreviewUpgradeResponse
-	(*UpgradePlan)(nil),                    // 48: vcfservices.lifecycle.v1.UpgradePlan
-	(*TargetPlan)(nil),                     // 49: vcfservices.lifecycle.v1.TargetPlan
-	(*HookReport)(nil),                     // 50: vcfservices.lifecycle.v1.HookReport
-	(*ResourcePlanEntry)(nil),              // 51: vcfservices.lifecycle.v1.ResourcePlanEntry
-	(*ListServiceHistoryRequest)(nil),      // 52: vcfservices.lifecycle.v1.ListServiceHistoryRequest
-	(*ListServiceHistoryResponse)(nil),     // 53: vcfservices.lifecycle.v1.ListServiceHistoryResponse
-	(*WatchServiceRequest)(nil),            // 54: vcfservices.lifecycle.v1.WatchServiceRequest
-	(*WatchServiceResponse)(nil),           // 55: vcfservices.lifecycle.v1.WatchServiceResponse
-	(*RegisterServiceVersionRequest)(nil),  // 56: vcfservices.lifecycle.v1.RegisterServiceVersionRequest
-	(*RegisterServiceVersionResponse)(nil), // 57: vcfservices.lifecycle.v1.RegisterServiceVersionResponse
-	(*ServiceVersion)(nil),                 // 58: vcfservices.lifecycle.v1.ServiceVersion
-	(*ListServiceVersionsRequest)(nil),     // 59: vcfservices.lifecycle.v1.ListServiceVersionsRequest
-	(*ListServiceVersionsResponse)(nil),    // 60: vcfservices.lifecycle.v1.ListServiceVersionsResponse
-	(*GetPlatformInventoryRequest)(nil),    // 61: vcfservices.lifecycle.v1.GetPlatformInventoryRequest
-	(*GetPlatformInventoryResponse)(nil),   // 62: vcfservices.lifecycle.v1.GetPlatformInventoryResponse
-	(*PutPlatformInventoryRequest)(nil),    // 63: vcfservices.lifecycle.v1.PutPlatformInventoryRequest
-	(*PutPlatformInventoryResponse)(nil),   // 64: vcfservices.lifecycle.v1.PutPlatformInventoryResponse
-	(*CheckSupervisorUpgradeRequest)(nil),  // 65: vcfservices.lifecycle.v1.CheckSupervisorUpgradeRequest
-	(*CheckSupervisorUpgradeResponse)(nil), // 66: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	(*ServiceCompatibility)(nil),           // 67: vcfservices.lifecycle.v1.ServiceCompatibility
-	nil,                                    // 68: vcfservices.lifecycle.v1.VcfService.LabelsEntry
-	nil,                                    // 69: vcfservices.lifecycle.v1.VcfService.LocationsEntry
-	nil,                                    // 70: vcfservices.lifecycle.v1.VcfService.TenantsEntry
-	nil,                                    // 71: vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	nil,                                    // 72: vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	nil,                                    // 73: vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	nil,                                    // 74: vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	nil,                                    // 75: vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	nil,                                    // 76: vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	nil,                                    // 77: vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	nil,                                    // 78: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	(*structpb.Struct)(nil),                // 79: google.protobuf.Struct
-	(*v1.Inventory)(nil),                   // 80: vcfservices.common.v1.Inventory
-	(*RolloutSummary)(nil),                 // 81: vcfservices.lifecycle.v1.RolloutSummary
-	(*v1.ResourceCheck)(nil),               // 82: vcfservices.common.v1.ResourceCheck
-	(*Rollout)(nil),                        // 83: vcfservices.lifecycle.v1.Rollout
-	(*RolloutRequest)(nil),                 // 84: vcfservices.lifecycle.v1.RolloutRequest
-	(*fieldmaskpb.FieldMask)(nil),          // 85: google.protobuf.FieldMask
-	(*v1.YamlDocument)(nil),                // 86: vcfservices.common.v1.YamlDocument
-	(*v1.CheckResult)(nil),                 // 87: vcfservices.common.v1.CheckResult
-	(*v1.PreCheckReport)(nil),              // 88: vcfservices.common.v1.PreCheckReport
-	(*Quarantine)(nil),                     // 89: vcfservices.lifecycle.v1.Quarantine
+	(*Override)(nil),                       // 9: vcfservices.lifecycle.v1.Override
+	(*OverrideRecord)(nil),                 // 10: vcfservices.lifecycle.v1.OverrideRecord
+	(*AccessGrantsDiff)(nil),               // 11: vcfservices.lifecycle.v1.AccessGrantsDiff
+	(*AccessGrantValue)(nil),               // 12: vcfservices.lifecycle.v1.AccessGrantValue
+	(*ErrorDetail)(nil),                    // 13: vcfservices.lifecycle.v1.ErrorDetail
+	(*OperationProgress)(nil),              // 14: vcfservices.lifecycle.v1.OperationProgress
+	(*Operation)(nil),                      // 15: vcfservices.lifecycle.v1.Operation
+	(*OperationStep)(nil),                  // 16: vcfservices.lifecycle.v1.OperationStep
+	(*ServiceUpdate)(nil),                  // 17: vcfservices.lifecycle.v1.ServiceUpdate
+	(*ServicePatch)(nil),                   // 18: vcfservices.lifecycle.v1.ServicePatch
+	(*CreateServiceRequest)(nil),           // 19: vcfservices.lifecycle.v1.CreateServiceRequest
+	(*CreateServiceResponse)(nil),          // 20: vcfservices.lifecycle.v1.CreateServiceResponse
+	(*ListServicesRequest)(nil),            // 21: vcfservices.lifecycle.v1.ListServicesRequest
+	(*ListServicesResponse)(nil),           // 22: vcfservices.lifecycle.v1.ListServicesResponse
+	(*GetServiceRequest)(nil),              // 23: vcfservices.lifecycle.v1.GetServiceRequest
+	(*GetServiceResponse)(nil),             // 24: vcfservices.lifecycle.v1.GetServiceResponse
+	(*UpdateServiceRequest)(nil),           // 25: vcfservices.lifecycle.v1.UpdateServiceRequest
+	(*UpdateServiceResponse)(nil),          // 26: vcfservices.lifecycle.v1.UpdateServiceResponse
+	(*PatchServiceRequest)(nil),            // 27: vcfservices.lifecycle.v1.PatchServiceRequest
+	(*PatchServiceResponse)(nil),           // 28: vcfservices.lifecycle.v1.PatchServiceResponse
+	(*DeleteServiceRequest)(nil),           // 29: vcfservices.lifecycle.v1.DeleteServiceRequest
+	(*DeleteServiceResponse)(nil),          // 30: vcfservices.lifecycle.v1.DeleteServiceResponse
+	(*GetServiceStateRequest)(nil),         // 31: vcfservices.lifecycle.v1.GetServiceStateRequest
+	(*GetServiceStateResponse)(nil),        // 32: vcfservices.lifecycle.v1.GetServiceStateResponse
+	(*GetServiceInventoryRequest)(nil),     // 33: vcfservices.lifecycle.v1.GetServiceInventoryRequest
+	(*GetServiceInventoryResponse)(nil),    // 34: vcfservices.lifecycle.v1.GetServiceInventoryResponse
+	(*GetServiceMetadataRequest)(nil),      // 35: vcfservices.lifecycle.v1.GetServiceMetadataRequest
+	(*GetServiceMetadataResponse)(nil),     // 36: vcfservices.lifecycle.v1.GetServiceMetadataResponse
+	(*GetServicePackageRequest)(nil),       // 37: vcfservices.lifecycle.v1.GetServicePackageRequest
+	(*GetServicePackageResponse)(nil),      // 38: vcfservices.lifecycle.v1.GetServicePackageResponse
+	(*RenderEffectiveValuesRequest)(nil),   // 39: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest
+	(*RenderEffectiveValuesResponse)(nil),  // 40: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse
+	(*RenderValueProvenanceRequest)(nil),   // 41: vcfservices.lifecycle.v1.RenderValueProvenanceRequest
+	(*RenderValueProvenanceResponse)(nil),  // 42: vcfservices.lifecycle.v1.RenderValueProvenanceResponse
+	(*ValueProvenance)(nil),                // 43: vcfservices.lifecycle.v1.ValueProvenance
+	(*RenderResourcesRequest)(nil),         // 44: vcfservices.lifecycle.v1.RenderResourcesRequest
+	(*RenderResourcesResponse)(nil),        // 45: vcfservices.lifecycle.v1.RenderResourcesResponse
+	(*RenderAccessGrantsRequest)(nil),      // 46: vcfservices.lifecycle.v1.RenderAccessGrantsRequest
+	(*RenderAccessGrantsResponse)(nil),     // 47: vcfservices.lifecycle.v1.RenderAccessGrantsResponse
+	(*RollbackServiceRequest)(nil),         // 48: vcfservices.lifecycle.v1.RollbackServiceRequest
+	(*RollbackServiceResponse)(nil),        // 49: vcfservices.lifecycle.v1.RollbackServiceResponse
+	(*PreviewUpgradeRequest)(nil),          // 50: vcfservices.lifecycle.v1.PreviewUpgradeRequest
+	(*PreviewUpgradeResponse)(nil),         // 51: vcfservices.lifecycle.v1.PreviewUpgradeResponse
+	(*UpgradePlan)(nil),                    // 52: vcfservices.lifecycle.v1.UpgradePlan
+	(*TargetPlan)(nil),                     // 53: vcfservices.lifecycle.v1.TargetPlan
+	(*HookReport)(nil),                     // 54: vcfservices.lifecycle.v1.HookReport
+	(*ResourcePlanEntry)(nil),              // 55: vcfservices.lifecycle.v1.ResourcePlanEntry
+	(*ListServiceHistoryRequest)(nil),      // 56: vcfservices.lifecycle.v1.ListServiceHistoryRequest
+	(*ListServiceHistoryResponse)(nil),     // 57: vcfservices.lifecycle.v1.ListServiceHistoryResponse
+	(*WatchServiceRequest)(nil),            // 58: vcfservices.lifecycle.v1.WatchServiceRequest
+	(*WatchServiceResponse)(nil),           // 59: vcfservices.lifecycle.v1.WatchServiceResponse
+	(*RegisterServiceVersionRequest)(nil),  // 60: vcfservices.lifecycle.v1.RegisterServiceVersionRequest
+	(*RegisterServiceVersionResponse)(nil), // 61: vcfservices.lifecycle.v1.RegisterServiceVersionResponse
+	(*ServiceVersion)(nil),                 // 62: vcfservices.lifecycle.v1.ServiceVersion
+	(*ListServiceVersionsRequest)(nil),     // 63: vcfservices.lifecycle.v1.ListServiceVersionsRequest
+	(*ListServiceVersionsResponse)(nil),    // 64: vcfservices.lifecycle.v1.ListServiceVersionsResponse
+	(*GetPlatformInventoryRequest)(nil),    // 65: vcfservices.lifecycle.v1.GetPlatformInventoryRequest
+	(*GetPlatformInventoryResponse)(nil),   // 66: vcfservices.lifecycle.v1.GetPlatformInventoryResponse
+	(*PutPlatformInventoryRequest)(nil),    // 67: vcfservices.lifecycle.v1.PutPlatformInventoryRequest
+	(*PutPlatformInventoryResponse)(nil),   // 68: vcfservices.lifecycle.v1.PutPlatformInventoryResponse
+	(*CheckSupervisorUpgradeRequest)(nil),  // 69: vcfservices.lifecycle.v1.CheckSupervisorUpgradeRequest
+	(*CheckSupervisorUpgradeResponse)(nil), // 70: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	(*ServiceCompatibility)(nil),           // 71: vcfservices.lifecycle.v1.ServiceCompatibility
+	nil,                                    // 72: vcfservices.lifecycle.v1.VcfService.LabelsEntry
+	nil,                                    // 73: vcfservices.lifecycle.v1.VcfService.LocationsEntry
+	nil,                                    // 74: vcfservices.lifecycle.v1.VcfService.TenantsEntry
+	nil,                                    // 75: vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	nil,                                    // 76: vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	nil,                                    // 77: vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	nil,                                    // 78: vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	nil,                                    // 79: vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	nil,                                    // 80: vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	nil,                                    // 81: vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	nil,                                    // 82: vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	(*structpb.Struct)(nil),                // 83: google.protobuf.Struct
+	(*v1.Inventory)(nil),                   // 84: vcfservices.common.v1.Inventory
+	(*RolloutSummary)(nil),                 // 85: vcfservices.lifecycle.v1.RolloutSummary
+	(*v1.ResourceCheck)(nil),               // 86: vcfservices.common.v1.ResourceCheck
+	(*Rollout)(nil),                        // 87: vcfservices.lifecycle.v1.Rollout
+	(*v1.CheckResult)(nil),                 // 88: vcfservices.common.v1.CheckResult
+	(*RolloutRequest)(nil),                 // 89: vcfservices.lifecycle.v1.RolloutRequest
+	(*fieldmaskpb.FieldMask)(nil),          // 90: google.protobuf.FieldMask
+	(*v1.YamlDocument)(nil),                // 91: vcfservices.common.v1.YamlDocument
+	(*v1.PreCheckReport)(nil),              // 92: vcfservices.common.v1.PreCheckReport
+	(*Quarantine)(nil),                     // 93: vcfservices.lifecycle.v1.Quarantine
 }
 var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	1,  // 0: vcfservices.lifecycle.v1.VcfService.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
 	3,  // 1: vcfservices.lifecycle.v1.VcfService.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
 	4,  // 2: vcfservices.lifecycle.v1.VcfService.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	68, // 3: vcfservices.lifecycle.v1.VcfService.labels:type_name -> vcfservices.lifecycle.v1.VcfService.LabelsEntry
-	69, // 4: vcfservices.lifecycle.v1.VcfService.locations:type_name -> vcfservices.lifecycle.v1.VcfService.LocationsEntry
-	70, // 5: vcfservices.lifecycle.v1.VcfService.tenants:type_name -> vcfservices.lifecycle.v1.VcfService.TenantsEntry
-	79, // 6: vcfservices.lifecycle.v1.VcfService.metadata:type_name -> google.protobuf.Struct
+	72, // 3: vcfservices.lifecycle.v1.VcfService.labels:type_name -> vcfservices.lifecycle.v1.VcfService.LabelsEntry
+	73, // 4: vcfservices.lifecycle.v1.VcfService.locations:type_name -> vcfservices.lifecycle.v1.VcfService.LocationsEntry
+	74, // 5: vcfservices.lifecycle.v1.VcfService.tenants:type_name -> vcfservices.lifecycle.v1.VcfService.TenantsEntry
+	83, // 6: vcfservices.lifecycle.v1.VcfService.metadata:type_name -> google.protobuf.Struct
 	7,  // 7: vcfservices.lifecycle.v1.VcfService.state:type_name -> vcfservices.lifecycle.v1.State
-	80, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 8: vcfservices.lifecycle.v1.VcfService.inventory:type_name -> vcfservices.common.v1.Inventory
 	5,  // 9: vcfservices.lifecycle.v1.VcfService.signatures:type_name -> vcfservices.lifecycle.v1.Signatures
-	81, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
-	80, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
+	85, // 10: vcfservices.lifecycle.v1.VcfService.rollout:type_name -> vcfservices.lifecycle.v1.RolloutSummary
+	84, // 11: vcfservices.lifecycle.v1.Values.inventory:type_name -> vcfservices.common.v1.Inventory
+	83, // 12: vcfservices.lifecycle.v1.Accepted.access_grants:type_name -> google.protobuf.Struct
 	6,  // 13: vcfservices.lifecycle.v1.Signatures.details:type_name -> vcfservices.lifecycle.v1.SignatureDetail
 	8,  // 14: vcfservices.lifecycle.v1.State.resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
-	9,  // 15: vcfservices.lifecycle.v1.State.error_details:type_name -> vcfservices.lifecycle.v1.ErrorDetail
-	82, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
-	10, // 17: vcfservices.lifecycle.v1.State.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	13, // 15: vcfservices.lifecycle.v1.State.error_details:type_name -> vcfservices.lifecycle.v1.ErrorDetail
+	86, // 16: vcfservices.lifecycle.v1.State.resource_checks:type_name -> vcfservices.common.v1.ResourceCheck
+	14, // 17: vcfservices.lifecycle.v1.State.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
 	8,  // 18: vcfservices.lifecycle.v1.State.orphaned_resources:type_name -> vcfservices.lifecycle.v1.ResourceInfo
-	83, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
-	12, // 20: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
-	9,  // 21: vcfservices.lifecycle.v1.Operation.notes:type_name -> vcfservices.lifecycle.v1.ErrorDetail
-	1,  // 22: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	4,  // 23: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	3,  // 24: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	71, // 25: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
-	72, // 26: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
-	73, // 27: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
-	84, // 28: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	1,  // 29: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
-	74, // 30: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
-	75, // 31: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
-	3,  // 32: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
-	4,  // 33: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
-	76, // 34: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
-	84, // 35: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	77, // 36: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
-	78, // 37: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
-	0,  // 38: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 39: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 40: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	13, // 41: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
-	0,  // 42: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	14, // 43: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
-	85, // 44: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
-	0,  // 45: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	0,  // 46: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	7,  // 47: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
-	80, // 48: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	79, // 49: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
-	86, // 50: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 51: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	86, // 52: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 53: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	39, // 54: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
-	2,  // 55: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	86, // 56: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
-	2,  // 57: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
-	79, // 58: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
-	0,  // 59: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
-	84, // 60: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	48, // 61: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
-	87, // 62: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	50, // 63: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
-	88, // 64: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
-	51, // 65: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	49, // 66: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
-	87, // 67: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	87, // 68: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
-	51, // 69: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	87, // 70: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
-	11, // 71: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	10, // 72: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	58, // 73: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	89, // 74: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
-	58, // 75: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	80, // 76: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	80, // 77: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	80, // 78: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	66, // 79: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	67, // 80: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	87, // 81: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	82, // [82:82] is the sub-list for method output_type
-	82, // [82:82] is the sub-list for method input_type
-	82, // [82:82] is the sub-list for extension type_name
-	82, // [82:82] is the sub-list for extension extendee
-	0,  // [0:82] is the sub-list for field type_name
+	87, // 19: vcfservices.lifecycle.v1.State.rollout:type_name -> vcfservices.lifecycle.v1.Rollout
+	88, // 20: vcfservices.lifecycle.v1.OverrideRecord.results:type_name -> vcfservices.common.v1.CheckResult
+	12, // 21: vcfservices.lifecycle.v1.AccessGrantsDiff.added:type_name -> vcfservices.lifecycle.v1.AccessGrantValue
+	12, // 22: vcfservices.lifecycle.v1.AccessGrantsDiff.removed:type_name -> vcfservices.lifecycle.v1.AccessGrantValue
+	10, // 23: vcfservices.lifecycle.v1.OperationProgress.override:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	16, // 24: vcfservices.lifecycle.v1.Operation.steps:type_name -> vcfservices.lifecycle.v1.OperationStep
+	10, // 25: vcfservices.lifecycle.v1.Operation.override:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	13, // 26: vcfservices.lifecycle.v1.Operation.notes:type_name -> vcfservices.lifecycle.v1.ErrorDetail
+	1,  // 27: vcfservices.lifecycle.v1.ServiceUpdate.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	4,  // 28: vcfservices.lifecycle.v1.ServiceUpdate.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	3,  // 29: vcfservices.lifecycle.v1.ServiceUpdate.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	75, // 30: vcfservices.lifecycle.v1.ServiceUpdate.labels:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LabelsEntry
+	76, // 31: vcfservices.lifecycle.v1.ServiceUpdate.locations:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.LocationsEntry
+	77, // 32: vcfservices.lifecycle.v1.ServiceUpdate.tenants:type_name -> vcfservices.lifecycle.v1.ServiceUpdate.TenantsEntry
+	89, // 33: vcfservices.lifecycle.v1.ServiceUpdate.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	9,  // 34: vcfservices.lifecycle.v1.ServiceUpdate.override:type_name -> vcfservices.lifecycle.v1.Override
+	1,  // 35: vcfservices.lifecycle.v1.ServicePatch.values:type_name -> vcfservices.lifecycle.v1.OverlayValues
+	78, // 36: vcfservices.lifecycle.v1.ServicePatch.labels:type_name -> vcfservices.lifecycle.v1.ServicePatch.LabelsEntry
+	79, // 37: vcfservices.lifecycle.v1.ServicePatch.locations:type_name -> vcfservices.lifecycle.v1.ServicePatch.LocationsEntry
+	3,  // 38: vcfservices.lifecycle.v1.ServicePatch.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	4,  // 39: vcfservices.lifecycle.v1.ServicePatch.reconfigure:type_name -> vcfservices.lifecycle.v1.Reconfigure
+	80, // 40: vcfservices.lifecycle.v1.ServicePatch.tenants:type_name -> vcfservices.lifecycle.v1.ServicePatch.TenantsEntry
+	89, // 41: vcfservices.lifecycle.v1.ServicePatch.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	9,  // 42: vcfservices.lifecycle.v1.ServicePatch.override:type_name -> vcfservices.lifecycle.v1.Override
+	81, // 43: vcfservices.lifecycle.v1.CreateServiceRequest.labels:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LabelsEntry
+	82, // 44: vcfservices.lifecycle.v1.CreateServiceRequest.locations:type_name -> vcfservices.lifecycle.v1.CreateServiceRequest.LocationsEntry
+	0,  // 45: vcfservices.lifecycle.v1.CreateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 46: vcfservices.lifecycle.v1.ListServicesResponse.values:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 47: vcfservices.lifecycle.v1.GetServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	17, // 48: vcfservices.lifecycle.v1.UpdateServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServiceUpdate
+	0,  // 49: vcfservices.lifecycle.v1.UpdateServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	18, // 50: vcfservices.lifecycle.v1.PatchServiceRequest.service:type_name -> vcfservices.lifecycle.v1.ServicePatch
+	90, // 51: vcfservices.lifecycle.v1.PatchServiceRequest.update_mask:type_name -> google.protobuf.FieldMask
+	0,  // 52: vcfservices.lifecycle.v1.PatchServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	0,  // 53: vcfservices.lifecycle.v1.DeleteServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	7,  // 54: vcfservices.lifecycle.v1.GetServiceStateResponse.state:type_name -> vcfservices.lifecycle.v1.State
+	84, // 55: vcfservices.lifecycle.v1.GetServiceInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	83, // 56: vcfservices.lifecycle.v1.GetServiceMetadataResponse.metadata:type_name -> google.protobuf.Struct
+	91, // 57: vcfservices.lifecycle.v1.GetServicePackageResponse.package:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 58: vcfservices.lifecycle.v1.RenderEffectiveValuesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	91, // 59: vcfservices.lifecycle.v1.RenderEffectiveValuesResponse.effective_values:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 60: vcfservices.lifecycle.v1.RenderValueProvenanceRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	43, // 61: vcfservices.lifecycle.v1.RenderValueProvenanceResponse.entries:type_name -> vcfservices.lifecycle.v1.ValueProvenance
+	2,  // 62: vcfservices.lifecycle.v1.RenderResourcesRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	91, // 63: vcfservices.lifecycle.v1.RenderResourcesResponse.resources:type_name -> vcfservices.common.v1.YamlDocument
+	2,  // 64: vcfservices.lifecycle.v1.RenderAccessGrantsRequest.values:type_name -> vcfservices.lifecycle.v1.Values
+	83, // 65: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
+	0,  // 66: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
+	89, // 67: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
+	52, // 68: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
+	88, // 69: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	54, // 70: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
+	92, // 71: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
+	55, // 72: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	83, // 73: vcfservices.lifecycle.v1.UpgradePlan.access_grants:type_name -> google.protobuf.Struct
+	11, // 74: vcfservices.lifecycle.v1.UpgradePlan.access_grants_diff:type_name -> vcfservices.lifecycle.v1.AccessGrantsDiff
+	53, // 75: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
+	88, // 76: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	88, // 77: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
+	55, // 78: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	88, // 79: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
+	15, // 80: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
+	14, // 81: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	62, // 82: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	93, // 83: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
+	10, // 84: vcfservices.lifecycle.v1.ServiceVersion.built_in_by:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	62, // 85: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	84, // 86: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 87: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 88: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	70, // 89: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	71, // 90: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	88, // 91: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	92, // [92:92] is the sub-list for method output_type
+	92, // [92:92] is the sub-list for method input_type
+	92, // [92:92] is the sub-list for extension type_name
+	92, // [92:92] is the sub-list for extension extendee
+	0,  // [0:92] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }
@@ -5546,16 +5895,16 @@ func file_vcfservices_lifecycle_v1_messages_proto_init() {
 	file_vcfservices_lifecycle_v1_rollout_types_proto_init()
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[0].OneofWrappers = []any{}
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[8].OneofWrappers = []any{}
-	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[13].OneofWrappers = []any{}
-	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[14].OneofWrappers = []any{}
 	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[17].OneofWrappers = []any{}
+	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[18].OneofWrappers = []any{}
+	file_vcfservices_lifecycle_v1_messages_proto_msgTypes[21].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vcfservices_lifecycle_v1_messages_proto_rawDesc), len(file_vcfservices_lifecycle_v1_messages_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   79,
+			NumMessages:   83,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

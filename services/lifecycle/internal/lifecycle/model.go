@@ -269,6 +269,8 @@ type Progress struct {
 	// Outcome is set when the operation ends, so watchers see the end even
 	// when nothing else about the service changes.
 	Outcome string `json:"outcome,omitempty"`
+	// Override is the operation's override, once it let a result through.
+	Override *Override `json:"override,omitempty"`
 }
 
 // Resource is one custom resource a service manages, as the lifecycle
@@ -359,9 +361,26 @@ type Operation struct {
 	Notes []ErrorDetail `json:"notes,omitempty"`
 	// Rollout is a rollout's waves and targets as it runs.
 	Rollout *RolloutState `json:"rollout,omitempty"`
+	// Override is an administrator's override of the operation's check
+	// ERRORs (or of the compatibility constraints, for builtIn).
+	Override *Override `json:"override,omitempty"`
+	// Accepted is what the request that started an upgrade accepted of
+	// the new version (EULA, signatures, access grants).
+	Accepted *Accepted `json:"accepted,omitempty"`
 	// Attempts counts executions of the current step (retries).
 	Attempts int   `json:"attempts,omitempty"`
 	Revision int64 `json:"-"`
+}
+
+// Override is an administrator's decision, for one operation, that the
+// ERROR results of its compatibility check and pre-check hook do not
+// block it; Results are the ERRORs it let through, as the checks
+// reported them. Signature failures are never overridden.
+type Override struct {
+	Principal string        `json:"principal"`
+	Reason    string        `json:"reason"`
+	At        time.Time     `json:"at,omitzero"`
+	Results   []CheckResult `json:"results,omitempty"`
 }
 
 // Orphan is a target resource left behind by a force delete.
@@ -425,6 +444,8 @@ type CatalogEntry struct {
 	Message      string    `json:"message,omitempty"`
 	RegisteredAt time.Time `json:"registeredAt"`
 	BuiltIn      bool      `json:"builtIn,omitempty"`
+	// BuiltInBy records who declared the version built-in.
+	BuiltInBy *Override `json:"builtInBy,omitempty"`
 	// Constraints are the package's, recorded at registration so planning
 	// a path over thousands of versions reads no bundle; nil for entries
 	// registered before they were recorded (their bundle says).

@@ -34,8 +34,8 @@ func (m *Manager) Rollback(ctx context.Context, id, targetVersion, by string) (*
 }
 
 // RegisterVersion enters a bundle in the catalog (ops).
-func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bool) (*lifecycle.CatalogEntry, error) {
-	return m.runner.RegisterVersion(ctx, source, builtIn)
+func (m *Manager) RegisterVersion(ctx context.Context, source string, builtIn bool, by string) (*lifecycle.CatalogEntry, error) {
+	return m.runner.RegisterVersion(ctx, source, builtIn, by)
 }
 
 // PutInventory replaces the platform inventory (ops).

@@ -65,6 +65,9 @@ type Config struct {
 	// VerifySignatures, when set, must accept a bundle's signatures before
 	// an activation that accepted them (trusted keys are configured).
 	VerifySignatures func(*bundle.Bundle) error
+	// SignatureSet names a bundle's signature set: what an upgrade's
+	// acceptance compares (steps.Terms).
+	SignatureSet func(*bundle.Bundle) []string
 	// Observer receives metrics and trace events; nil: none.
 	Observer Observer
 	// RolloutPoll is how often a running rollout looks at its targets
@@ -130,7 +133,8 @@ func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles
 	hub := reads.NewHub()
 	queue := controllers.NewQueue(cfg.ReconcileInterval)
 	writer := commit.New(commit.Deps{Repo: repo, Listener: announcer{hub: hub, queue: queue, now: now}, Now: now, Log: cfg.Logger})
-	ports := steps.Ports{Repo: repo, Peers: peers, Driver: driver, Store: writer, Log: cfg.Logger, Now: now, Concurrency: cfg.TargetConcurrency}
+	ports := steps.Ports{Repo: repo, Peers: peers, Driver: driver, Store: writer, Log: cfg.Logger, Now: now, Concurrency: cfg.TargetConcurrency,
+		Signers: cfg.SignatureSet}
 	reader := reads.New(reads.Deps{Repo: repo, Bundles: bundles, Hub: hub, Now: now})
 	runner := ops.New(ops.Deps{
 		Repo: repo, Bundles: bundles, Ports: ports, Writer: writer, Kick: queue.Add,

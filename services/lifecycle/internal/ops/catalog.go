@@ -11,7 +11,9 @@ import (
 
 // RegisterVersion downloads and validates a bundle into the catalog,
 // synchronously: validation failures are InvalidArgument (400).
-func (r *Runner) RegisterVersion(ctx context.Context, source string, builtIn bool) (*lifecycle.CatalogEntry, error) {
+// A builtIn registration records who declared it (the server's auth table
+// lets only an administrator).
+func (r *Runner) RegisterVersion(ctx context.Context, source string, builtIn bool, by string) (*lifecycle.CatalogEntry, error) {
 	if err := lifecycle.ValidateSource(r.d.Bundles, source); err != nil {
 		return nil, err
 	}
@@ -32,6 +34,9 @@ func (r *Runner) RegisterVersion(ctx context.Context, source string, builtIn boo
 	}
 	entry := &lifecycle.CatalogEntry{Name: b.Package.RefName, Version: b.Package.Version, Source: source, Digest: b.Digest,
 		Status: lifecycle.StatusReady, RegisteredAt: r.d.Now(), BuiltIn: builtIn, Constraints: steps.CatalogConstraints(b)}
+	if builtIn {
+		entry.BuiltInBy = builtInRecord(by, r.d.Now())
+	}
 	if err := r.d.Writer.Update(ctx, func(tx lifecycle.Tx) error { return putCatalog(tx, entry) }); err != nil {
 		return nil, err
 	}

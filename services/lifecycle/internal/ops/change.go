@@ -35,6 +35,9 @@ type Change struct {
 	// use ("": the provider's default).
 	Rollout         *lifecycle.RolloutRequest
 	RolloutStrategy *string
+	// Override lets the upgrade (Source) through its check ERRORs
+	// (administrators only: the server's auth table); Reason is required.
+	Override *lifecycle.Override
 	// Revision makes the change conditional on the service's revision.
 	Revision    *int64
 	RequestedBy string
@@ -119,6 +122,9 @@ func (c *Change) validate(bundles lifecycle.Bundles) error {
 			}
 		}
 	}
+	if err := validateOverride(c.Override, c.Source != nil && *c.Source != ""); err != nil {
+		return err
+	}
 	if c.Accepted != nil && c.Accepted.AccessGrants != nil {
 		if _, err := canonicalJSON(c.Accepted.AccessGrants); err != nil {
 			return fmt.Errorf("accepted.accessGrants: %w: %w", err, lifecycle.ErrInvalidArgument)
@@ -157,16 +163,15 @@ func (r *Runner) Apply(ctx context.Context, id string, c Change) (*lifecycle.Ser
 	if err := r.resolveRollout(ctx, current, &c); err != nil {
 		return nil, err
 	}
-	if c.Source != nil && *c.Source != "" && *c.Source != current.Source {
-		if err := refuseKnownVersion(ctx, &r.d, current, *c.Source); err != nil {
-			return nil, err
-		}
+	upgrading := c.Source != nil && *c.Source != "" && *c.Source != current.Source
+	if err := r.refuseUpgradeEarly(ctx, current, c, upgrading); err != nil {
+		return nil, err
 	}
 	// Acceptance is checked against a render before the transaction: it
 	// calls the renderer and must not hold the store.
 	var wantGrants map[string]any
 	activating := c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateActive && current.LifecycleState == lifecycle.StateInactive
-	if activating || ((c.Accepted != nil || resolve) && current.Digest != "") {
+	if activating || (((c.Accepted != nil && !upgrading) || resolve) && current.Digest != "") {
 		b, err := steps.LoadBundle(r.d.Bundles, current)
 		if err != nil {
 			return nil, err
@@ -232,7 +237,14 @@ func applyValues(svc *lifecycle.Service, c Change) {
 func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[string]any) (*lifecycle.Operation, error) {
 	busy := svc.ActiveOperation != ""
 	before := svc.Values
-	valuesChanged := applyFields(svc, c, wantGrants)
+	upgrade := c.Source != nil && *c.Source != "" && *c.Source != svc.Source
+	fields := c
+	if upgrade {
+		// What an upgrade request accepts is the new version's: it goes
+		// with the operation and replaces the service's once it succeeds.
+		fields.Accepted = nil
+	}
+	valuesChanged := applyFields(svc, fields, wantGrants)
 	if op, handled, err := inMaintenance(d, svc, c, valuesChanged); handled {
 		if err == nil && valuesChanged {
 			svc.Values = before
@@ -267,6 +279,12 @@ func applyChange(d *Deps, svc *lifecycle.Service, c Change, wantGrants map[strin
 		}
 		if c.PlanID != nil {
 			op.Params.PlanID = *c.PlanID
+		}
+		op.Override = newOverride(c.Override, c.RequestedBy, d.Now())
+		if c.Accepted != nil {
+			a := *c.Accepted
+			a.AccessGrants = lifecycle.CloneJSON(a.AccessGrants)
+			op.Accepted = &a
 		}
 		return op, nil
 	}
@@ -370,6 +388,23 @@ func transition(d *Deps, svc *lifecycle.Service, to string, busy bool, wantGrant
 	// These transitions are done within the request: no operation runs.
 	svc.Phase = ""
 	return nil, nil
+}
+
+// refuseUpgradeEarly refuses within the request what is known before an
+// upgrade starts: an override without one, a version the catalog knows to
+// be installed, older or quarantined, and a registered version whose
+// changed terms the request does not accept.
+func (r *Runner) refuseUpgradeEarly(ctx context.Context, current *lifecycle.Service, c Change, upgrading bool) error {
+	if c.Override != nil && !upgrading {
+		return fmt.Errorf("override goes with a new source (an upgrade); %s already runs %s: %w", current.ID, current.Source, lifecycle.ErrInvalidArgument)
+	}
+	if !upgrading {
+		return nil
+	}
+	if err := refuseKnownVersion(ctx, &r.d, current, *c.Source); err != nil {
+		return err
+	}
+	return r.refuseUnaccepted(ctx, current, *c.Source, c.Accepted)
 }
 
 // resolveRollout checks the strategy a change names and, for an upgrade,

@@ -73,6 +73,9 @@ func (r *Runner) Create(ctx context.Context, req CreateRequest) (*lifecycle.Serv
 	}
 	op := registerOp.start(&r.d, svc, req.RequestedBy, lifecycle.OperationParams{Source: req.Source, Name: req.Name, Version: req.Version, Phase: lifecycle.PhaseResolving})
 	op.ToVersion = req.Version
+	if req.BuiltIn {
+		op.Override = builtInRecord(req.RequestedBy, now)
+	}
 	running(svc, op)
 	err := r.d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := tx.PutService(svc); err != nil {

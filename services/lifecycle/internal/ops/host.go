@@ -133,7 +133,7 @@ func (h host) saveStep(ctx context.Context, r *run, i int, st, msg string) error
 		if svc.ActiveOperation != op.ID {
 			return false
 		}
-		svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[i].Name, Message: msg, Percent: progressPercent(op, i, st)}
+		svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Override: op.Override, Step: op.Steps[i].Name, Message: msg, Percent: progressPercent(op, i, st)}
 		return true
 	})
 }
@@ -200,7 +200,7 @@ func (h host) fail(ctx context.Context, r *run, i int, cause error, stuck bool) 
 		}
 		svc.ErrorDetails = lifecycle.AddDetails(lifecycle.WithoutType(svc.ErrorDetails, errType), op.Notes...)
 		if svc.Progress == nil || svc.Progress.OperationID != op.ID {
-			svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type}
+			svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Override: op.Override}
 		}
 		// state.operation says how the operation ended and where, not the
 		// last progress message of the step that failed.
@@ -354,7 +354,7 @@ func (h host) StepWaiting(ctx context.Context, r *run, i int, w *engine.WaitErro
 		if svc.ActiveOperation != op.ID {
 			return false
 		}
-		svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[i].Name, Message: w.Reason, Percent: progressPercent(op, i, lifecycle.StepPending)}
+		svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Override: op.Override, Step: op.Steps[i].Name, Message: w.Reason, Percent: progressPercent(op, i, lifecycle.StepPending)}
 		return true
 	})
 	if err != nil {

@@ -129,7 +129,7 @@ func recordInstant(d *Deps, svc *lifecycle.Service, typ, by string) {
 // records it).
 func running(svc *lifecycle.Service, op *lifecycle.Operation) {
 	svc.ActiveOperation = op.ID
-	svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: op.Steps[0].Name, Percent: -1}
+	svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Override: op.Override, Step: op.Steps[0].Name, Percent: -1}
 }
 
 // run is one execution of an operation; scratch holds what steps computed

@@ -66,6 +66,9 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 	if svc.Version == prev.Version {
 		return nil, fmt.Errorf("version %s is already the installed version: %w", prev.Version, lifecycle.ErrInvalidArgument)
 	}
+	if err := verifyDigest(&r.d, svc, prev.Version, prev.Digest); err != nil {
+		return nil, fmt.Errorf("rollback refused: %w", err)
+	}
 	if err := checkSupervisorServiceDowngrade(ctx, &r.d, svc, prev); err != nil {
 		return nil, err
 	}
@@ -239,6 +242,9 @@ func rollbackResources(ctx context.Context, d *Deps, r *run) error {
 	pb, err := d.Bundles.Load(prev.Digest)
 	if err != nil {
 		return err
+	}
+	if err := verifyLive(d, svc, prev.Version, pb); err != nil {
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
 	}
 	probe := svc.Clone()
 	probe.Version, probe.Digest, probe.Values = prev.Version, prev.Digest, prev.Values

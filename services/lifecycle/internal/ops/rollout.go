@@ -139,6 +139,7 @@ func rolloutPromote(ctx context.Context, d *Deps, r *run, u *upgradeVersions) er
 	}
 	_, err := d.Writer.Mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.Version, s.Digest, s.Source = u.to, u.nb.Digest, u.nb.Source
+		acceptOnSuccess(s, r.op)
 		s.Maintenance = false
 		s.Status = lifecycle.StatusBusy
 		s.UpgradeBlockedFor = ""

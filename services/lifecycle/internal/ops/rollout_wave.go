@@ -95,6 +95,11 @@ func (w *waveRun) run(ctx context.Context) error {
 		w.unblock()
 	}
 	w.st.State, w.st.Reason = lifecycle.RolloutRunning, ""
+	// Each wave makes the new version live on its targets: the signature
+	// policy is checked again (the keys may have changed since download).
+	if err := verifyLive(w.d, w.u.svc, w.u.to, w.u.nb); err != nil {
+		return w.beginRollback(ctx, err.Error())
+	}
 	if err := w.move(ctx); err != nil {
 		return err
 	}

@@ -2,25 +2,62 @@ package ops
 
 import (
 	"fmt"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 )
 
-// checkSignatures refuses to activate a service whose acceptance includes
-// its signatures when trusted keys are configured and no signature of its
-// bundle verifies; the error says why.
+// The one signature policy of every path that makes a version live —
+// activation, upgrade, automatic upgrade, each wave of a rollout, and
+// rollback: when trusted keys are configured (--signature-keys), the
+// version's bundle must carry a signature of its own digest that one of
+// them verifies. The error is the same on every path (it names the
+// service, the version and why no signature verified) and it is a
+// FailedPrecondition: no override lifts it (docs/decisions.md, "Overrides
+// and acceptance").
+
+// checkSignatures refuses to activate a service whose bundle does not
+// verify.
 func checkSignatures(d *Deps, svc *lifecycle.Service) error {
-	if d.VerifySignatures == nil || !svc.Accepted.Signatures {
+	if d.VerifySignatures == nil {
 		return nil
 	}
 	if svc.Digest == "" {
-		return fmt.Errorf("cannot activate %s: its bundle is not available to verify its signatures: %w", svc.ID, lifecycle.ErrFailedPrecondition)
+		return unverifiable(svc, svc.Version, fmt.Errorf("its bundle is not available to verify"))
 	}
 	b, err := d.Bundles.Load(svc.Digest)
 	if err != nil || b == nil {
-		return fmt.Errorf("cannot activate %s: its bundle is not available to verify its signatures: %w", svc.ID, lifecycle.ErrFailedPrecondition)
+		return unverifiable(svc, svc.Version, fmt.Errorf("its bundle is not available to verify"))
+	}
+	return verifyLive(d, svc, svc.Version, b)
+}
+
+// verifyLive applies the policy to the bundle b of svc's version v.
+func verifyLive(d *Deps, svc *lifecycle.Service, v string, b *bundle.Bundle) error {
+	if d.VerifySignatures == nil {
+		return nil
 	}
 	if err := d.VerifySignatures(b); err != nil {
-		return fmt.Errorf("cannot activate %s: accepted.signatures is true but no signature of the bundle verifies: %w: %w", svc.ID, err, lifecycle.ErrFailedPrecondition)
+		return unverifiable(svc, v, err)
 	}
 	return nil
+}
+
+// verifyDigest applies the policy to the stored bundle digest of svc's
+// version v.
+func verifyDigest(d *Deps, svc *lifecycle.Service, v, digest string) error {
+	if d.VerifySignatures == nil {
+		return nil
+	}
+	b, err := d.Bundles.Load(digest)
+	if err != nil || b == nil {
+		return unverifiable(svc, v, fmt.Errorf("its bundle is not available to verify"))
+	}
+	return verifyLive(d, svc, v, b)
+}
+
+// unverifiable is the policy's error.
+func unverifiable(svc *lifecycle.Service, v string, why error) error {
+	return fmt.Errorf("version %s of %s may not go live: no signature of its bundle verifies with a trusted key: %w: %w",
+		v, nonEmptyStr(svc.Name, svc.ID), why, lifecycle.ErrFailedPrecondition)
 }

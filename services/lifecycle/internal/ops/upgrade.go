@@ -115,6 +115,9 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 	if err != nil {
 		return err
 	}
+	// Known from here: a refusal below names the version in the history
+	// (and an automatic upgrade does not pick it again).
+	r.op.ToVersion = v
 	if want := r.op.Params.TargetDigest; r.op.Params.PlanID != "" && want != "" && b.Digest != want {
 		return lifecycle.Blocked(lifecycle.ErrTypeDownload, fmt.Errorf("the bundle at %s is %s, not the %s plan %s was made for: make a new plan", r.op.Params.Source, b.Digest, want, r.op.Params.PlanID))
 	}
@@ -126,6 +129,12 @@ func upgradeDownload(ctx context.Context, d *Deps, r *run) error {
 		return err
 	}
 	r.note(warnings) // the new bundle's static warnings (they reach errorDetails when the upgrade ends)
+	if err := verifyLive(d, svc, v, b); err != nil {
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
+	}
+	if err := checkUpgradeAcceptance(ctx, d, r, v, b); err != nil {
+		return err
+	}
 	r.op.ToVersion, r.op.Params.TargetDigest = v, b.Digest
 	return d.Writer.Update(ctx, func(tx lifecycle.Tx) error {
 		if err := putCatalog(tx, &lifecycle.CatalogEntry{Name: svc.Name, Version: v, Source: b.Source, Digest: b.Digest,
@@ -196,6 +205,9 @@ func upgradeEvaluate(ctx context.Context, d *Deps, r *run, u *upgradeVersions) e
 	if err != nil {
 		return err
 	}
+	if results, err = overrideErrors(ctx, d, r, results); err != nil {
+		return err
+	}
 	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "compatibility check failed")
 	r.note(notes)
 	return err
@@ -207,7 +219,11 @@ func upgradeHook(ctx context.Context, d *Deps, r *run, u *upgradeVersions) error
 	if err != nil {
 		return err
 	}
-	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, hook.Results, "the pre-check hook reported errors")
+	results, err := overrideErrors(ctx, d, r, hook.Results)
+	if err != nil {
+		return err
+	}
+	notes, err := steps.NoteResults(ctx, d.Writer, u.svc.ID, results, "the pre-check hook reported errors")
 	r.note(notes)
 	if err != nil {
 		return err
@@ -228,8 +244,12 @@ func upgradePrechecks(ctx context.Context, d *Deps, r *run, u *upgradeVersions) 
 }
 
 // upgradeMaintenance freezes the service and keeps the version it leaves
-// for a rollback.
+// for a rollback. The new version's signatures are verified again first:
+// the trusted keys may have changed since the download (a restart).
 func upgradeMaintenance(ctx context.Context, d *Deps, _ *run, u *upgradeVersions) error {
+	if err := verifyLive(d, u.svc, u.to, u.nb); err != nil {
+		return lifecycle.Blocked(lifecycle.ErrTypeInstall, err)
+	}
 	_, err := d.Writer.Mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		if s.Version != u.to {
 			s.PreviousVersion = &lifecycle.VersionRef{Version: s.Version, Digest: s.Digest, Source: s.Source, Values: s.Values}
@@ -251,6 +271,7 @@ func upgradeResources(ctx context.Context, d *Deps, r *run, u *upgradeVersions) 
 	}
 	if _, err := d.Writer.Mutate(ctx, u.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
 		s.Version, s.Digest, s.Source = u.to, u.nb.Digest, u.nb.Source
+		acceptOnSuccess(s, r.op)
 		return nil
 	}); err != nil {
 		return err

@@ -34,6 +34,9 @@ type UpgradePlan struct {
 	Resources              []PlanEntry
 	SuggestedPath          []string
 	BlockingReasons        []string
+	// Acceptance is what the upgrade request must accept (Required), the
+	// new version's access grants and how they differ from the accepted.
+	Acceptance steps.Acceptance
 	// Targets are the fleet plan's lines, one per Supervisor, when the
 	// upgrade rolls out with Strategy (nil: all at once, no lines).
 	Targets  []TargetPlan
@@ -143,6 +146,9 @@ func (p *Previews) PreviewUpgrade(ctx context.Context, req PreviewRequest) (*Upg
 		return plan, nil
 	}
 	u := &planVersions{svc: svc, next: next, ob: ob, nb: nb, to: toVersion}
+	if err := p.previewAcceptance(ctx, plan, u); err != nil {
+		return nil, err
+	}
 	if err := p.previewChecks(ctx, plan, u, rend); err != nil {
 		return nil, err
 	}
@@ -299,4 +305,23 @@ func (p *Previews) suggestPath(ctx context.Context, svc *lifecycle.Service, ob *
 		return nil
 	}
 	return path
+}
+
+// previewAcceptance says what the upgrade request must accept: what the
+// new version's EULA, signature set and access grants change.
+func (p *Previews) previewAcceptance(ctx context.Context, plan *UpgradePlan, u *planVersions) error {
+	old := steps.Terms{EULA: steps.EULAOf(u.ob)}
+	if p.ports.Signers != nil {
+		old.Signers = p.ports.Signers(u.ob)
+	}
+	next, err := steps.TermsOf(ctx, p.ports.Render(), p.ports.Signers, u.next, u.nb)
+	if err != nil {
+		if errors.Is(err, lifecycle.ErrUnavailable) {
+			return err
+		}
+		plan.block(err.Error())
+		return nil
+	}
+	plan.Acceptance = steps.CompareTerms(old, u.svc.Accepted, next)
+	return nil
 }

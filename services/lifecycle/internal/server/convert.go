@@ -126,6 +126,7 @@ func operationProto(op *lifecycle.Operation) *lifecyclev1.Operation {
 	p := &lifecyclev1.Operation{
 		Id: op.ID, Type: op.Type, FromVersion: op.FromVersion, ToVersion: op.ToVersion, Outcome: op.Outcome,
 		RequestedBy: op.RequestedBy, StartedAt: rfc3339(op.StartedAt), FinishedAt: rfc3339(op.FinishedAt),
+		Override: overrideProto(op.Override),
 	}
 	for _, s := range op.Steps {
 		p.Steps = append(p.Steps, &lifecyclev1.OperationStep{Name: s.Name, Status: s.Status, Message: s.Message,
@@ -143,7 +144,8 @@ func operationProto(op *lifecycle.Operation) *lifecyclev1.Operation {
 
 func catalogProto(e *lifecycle.CatalogEntry) *lifecyclev1.ServiceVersion {
 	return &lifecyclev1.ServiceVersion{Name: e.Name, Version: e.Version, Source: e.Source, Digest: e.Digest, Status: e.Status,
-		Message: e.Message, RegisteredAt: rfc3339(e.RegisteredAt), BuiltIn: e.BuiltIn, Quarantine: quarantineProto(e.Quarantine)}
+		Message: e.Message, RegisteredAt: rfc3339(e.RegisteredAt), BuiltIn: e.BuiltIn, Quarantine: quarantineProto(e.Quarantine),
+		BuiltInBy: overrideProto(e.BuiltInBy)}
 }
 
 func supervisorCheckProto(c *steps.SupervisorVerdict) *lifecyclev1.CheckSupervisorUpgradeResponse {
@@ -160,10 +162,32 @@ func progressProto(p *lifecycle.Progress) *lifecyclev1.OperationProgress {
 	if p == nil {
 		return nil
 	}
-	return &lifecyclev1.OperationProgress{Id: p.OperationID, Type: p.Type, Step: p.Step, Message: p.Message, Percent: int32(p.Percent), Outcome: p.Outcome}
+	return &lifecyclev1.OperationProgress{Id: p.OperationID, Type: p.Type, Step: p.Step, Message: p.Message, Percent: int32(p.Percent), Outcome: p.Outcome,
+		Override: overrideProto(p.Override)}
+}
+
+// overrideProto converts an override record; nil stays nil.
+func overrideProto(o *lifecycle.Override) *lifecyclev1.OverrideRecord {
+	if o == nil {
+		return nil
+	}
+	return &lifecyclev1.OverrideRecord{Principal: o.Principal, Reason: o.Reason, At: rfc3339(o.At), Results: wire.CheckResultsProto(o.Results)}
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// grantsDiffProto is how the new version's access grants differ from the
+// accepted ones.
+func grantsDiffProto(a steps.Acceptance) *lifecyclev1.AccessGrantsDiff {
+	out := &lifecyclev1.AccessGrantsDiff{}
+	for _, g := range a.Added {
+		out.Added = append(out.Added, &lifecyclev1.AccessGrantValue{Category: g.Category, Key: g.Key, Value: g.Value})
+	}
+	for _, g := range a.Removed {
+		out.Removed = append(out.Removed, &lifecyclev1.AccessGrantValue{Category: g.Category, Key: g.Key, Value: g.Value})
+	}
+	return out
+}
 
 // resourceYAML is api.md's ResourceInfo.resourceYaml: the custom resource
 // as the Service Manager applies it, for debugging. A Secret's values are

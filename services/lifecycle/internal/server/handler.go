@@ -364,7 +364,7 @@ func (h *Handler) WatchService(req *lifecyclev1.WatchServiceRequest, stream life
 
 // RegisterServiceVersion implements POST /v2/vcf-service-versions.
 func (h *Handler) RegisterServiceVersion(ctx context.Context, req *lifecyclev1.RegisterServiceVersionRequest) (*lifecyclev1.RegisterServiceVersionResponse, error) {
-	e, err := h.m.RegisterVersion(ctx, req.GetSource(), req.GetBuiltIn())
+	e, err := h.m.RegisterVersion(ctx, req.GetSource(), req.GetBuiltIn(), auth.Principal(ctx))
 	if err != nil {
 		return nil, err
 	}

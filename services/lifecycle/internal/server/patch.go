@@ -19,6 +19,15 @@ func acceptedOf(a *lifecyclev1.Accepted) *lifecycle.Accepted {
 	return &lifecycle.Accepted{EULA: a.GetEula(), Signatures: a.GetSignatures(), AccessGrants: a.GetAccessGrants().AsMap()}
 }
 
+// overrideOf is a request's override; an empty object is an override
+// without its reason (refused, naming override.reason).
+func overrideOf(o *lifecyclev1.Override) *lifecycle.Override {
+	if o == nil {
+		return nil
+	}
+	return &lifecycle.Override{Reason: o.GetReason()}
+}
+
 // changeFromPut: PUT replaces the service's representation (api.md: "use
 // PATCH ... to avoid accidentally clearing fields"): id, values and
 // lifecycleState are required; the value layers, labels, locations,
@@ -78,6 +87,7 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	if src := body.GetSource(); src != "" {
 		c.Source = &src
 	}
+	c.Override = overrideOf(body.GetOverride())
 	return c, nil
 }
 
@@ -85,7 +95,7 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 var patchFields = map[string]bool{
 	"values": true, "lifecycle_state": true, "phase": true, "labels": true, "locations": true, "accepted": true,
 	"reconfigure": true, "source": true, "auto_upgrade": true, "auto_rollback": true, "tenants": true, "revision": true,
-	"rollout": true, "rollout_strategy": true, "plan_id": true, "auto_upgrade_prereleases": true,
+	"rollout": true, "rollout_strategy": true, "plan_id": true, "auto_upgrade_prereleases": true, "override": true,
 }
 
 var valueFieldNames = map[string]string{
@@ -129,6 +139,7 @@ func maskOf(req *lifecyclev1.PatchServiceRequest) []string {
 	add("auto_upgrade_prereleases", p.GetAutoUpgradePrereleases())
 	add("revision", p.Revision != nil)
 	add("plan_id", p.GetPlanId() != "")
+	add("override", p.GetOverride() != nil)
 	return paths
 }
 
@@ -202,6 +213,8 @@ func patchField(c *ops.Change, p *lifecyclev1.ServicePatch, top string) {
 	case "tenants":
 		l := p.GetTenants()
 		c.Tenants = &l
+	case "override":
+		c.Override = overrideOf(p.GetOverride())
 	case "accepted":
 		c.Accepted = acceptedOf(p.GetAccepted())
 		if c.Accepted == nil {

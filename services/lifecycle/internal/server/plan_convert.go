@@ -1,6 +1,8 @@
 package server
 
 import (
+	"google.golang.org/protobuf/types/known/structpb"
+
 	commonv1 "github.com/vcfsm/vcfsm/gen/vcfservices/common/v1"
 	lifecyclev1 "github.com/vcfsm/vcfsm/gen/vcfservices/lifecycle/v1"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/reads"
@@ -12,6 +14,12 @@ func planProto(p *reads.UpgradePlan) *lifecyclev1.UpgradePlan {
 		FromVersion: p.FromVersion, ToVersion: p.ToVersion, Allowed: p.Allowed, Compatibility: wire.CheckResultsProto(p.Compatibility),
 		ConfigurationErrors: p.ConfigurationErrors, SuggestedPath: p.SuggestedPath, BlockingReasons: p.BlockingReasons,
 		PlanId: p.PlanID, ExpiresAt: rfc3339(p.ExpiresAt),
+		AcceptanceRequired: p.Acceptance.Required, AccessGrantsDiff: grantsDiffProto(p.Acceptance),
+	}
+	if p.Acceptance.Grants != nil {
+		if g, err := structpb.NewStruct(p.Acceptance.Grants); err == nil {
+			out.AccessGrants = g
+		}
 	}
 	if p.Strategy != nil {
 		out.RolloutStrategy = p.Strategy.Name

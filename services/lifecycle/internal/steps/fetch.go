@@ -35,7 +35,7 @@ func Fetch(ctx context.Context, bundles lifecycle.Bundles, w Writer, op *lifecyc
 		last = time.Now()
 		_, _ = w.Mutate(context.WithoutCancel(ctx), op.ServiceID, func(_ lifecycle.Tx, svc *lifecycle.Service) error {
 			if svc.ActiveOperation == op.ID {
-				svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Step: "download", Message: step, Percent: OperationPercent(op, "download", percent)}
+				svc.Progress = &lifecycle.Progress{OperationID: op.ID, Type: op.Type, Override: op.Override, Step: "download", Message: step, Percent: OperationPercent(op, "download", percent)}
 			}
 			return nil
 		})

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -83,6 +84,8 @@ type Ports struct {
 	Log         *slog.Logger
 	Now         func() time.Time
 	Concurrency int
+	// Signers is a bundle's signature set (see Terms); nil: none known.
+	Signers func(*bundle.Bundle) []string
 }
 
 // Render are what rendering reads.
