@@ -293,8 +293,16 @@ VULN_VERSION := v1.9.0
 VULNDB_VERSION := v0.0.0-20261105234957-e22db6528018
 VULN_BIN := $(CURDIR)/.bin/vuln-$(VULN_VERSION)
 VULNDB := $(CURDIR)/.bin/vulndb-$(VULNDB_VERSION)
+## It fails when code calls a vulnerability that a newer version fixes (the
+## issue's bar: no known advisory where a newer version is served); one no
+## version fixes yet is printed and named in docs/decisions.md, not a failure.
 vuln: $(VULN_BIN)/govulncheck $(VULNDB)/index/modules.json
-	@set -e; for m in $(MODULES); do echo "== vuln $$m"; (cd $$m && $(VULN_BIN)/govulncheck -db file://$(VULNDB) ./...); done
+	@set -e; for m in $(MODULES); do echo "== vuln $$m"; \
+		out=$$(cd $$m && $(VULN_BIN)/govulncheck -db file://$(VULNDB) ./... 2>&1) || true; echo "$$out"; \
+		echo "$$out" | grep -q 'Your code is affected by' || { echo "vuln: govulncheck did not finish for $$m" >&2; exit 1; }; \
+		if echo "$$out" | grep -E '^ +Fixed in: ' | grep -vq 'Fixed in: N/A'; then echo "vuln: $$m calls a vulnerability a newer version fixes: upgrade it" >&2; exit 1; fi; \
+		if echo "$$out" | grep -q 'Fixed in: N/A'; then echo "vuln: $$m calls only vulnerabilities no version fixes yet (see docs/decisions.md, Toolchain)"; fi; \
+	done
 
 $(VULN_BIN)/govulncheck: tools/vuln/go.mod
 	@mkdir -p $(VULN_BIN)
