@@ -182,7 +182,7 @@ func TestConsoleRoles(t *testing.T) {
 	require.False(t, evalAs[bool](b, "!!sessionStorage.getItem('vcfsm.token')"), "nothing is kept")
 
 	b.signIn(onebox.ViewerToken, "audit", "viewer")
-	require.Equal(t, []string{"Services", "Inventory"}, evalAs[[]string](b, "[...document.querySelectorAll('#nav a')].map((a) => a.textContent)"), "no Create for a viewer")
+	require.Equal(t, []string{"Services", "Rollouts", "Inventory"}, evalAs[[]string](b, "[...document.querySelectorAll('#nav a')].map((a) => a.textContent)"), "no Create for a viewer")
 	pages := []struct{ route, ready string }{
 		{"#/services", "table#services"},
 		{"#/services/" + encodeID(id), "#provenance"},
