@@ -111,12 +111,13 @@ func TestConsoleRolloutRolledBackAndQuarantineCleared(t *testing.T) {
 	id := w.installed(t, w.publish(t, v1))
 	src2 := w.publish(t, v2)
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Scope: "supervisor-eu1", Kind: "SupervisorService", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
+	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
+	// Opened once the rollout laid its waves out (before, GET …/rollout
+	// answers 404, which the browser logs), then followed live.
+	poll(t, "the waves laid out", time.Minute, func() rolloutView { return w.rollout(t, id) }, func(r rolloutView) bool { return r.State != "" })
 	b := newBrowser(t, w.box.URL)
 	b.signIn(onebox.Token, "e2e", "admin")
 	b.route("#/services/" + encodeID(id) + "/rollout")
-	b.waitSelector("#no-rollout", time.Minute)
-
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
 	b.rolloutShows("RolledBack", 2*time.Minute)
 	b.waitFor("every cell RolledBack", time.Minute, "[...document.querySelectorAll('#targets .cell')].every((c) => c.dataset.state === 'RolledBack')")
 	require.Contains(t, b.text("#rollout-state + .alert"), "wave rest: 1 of 1 target(s) failed, more than its budget of 0")

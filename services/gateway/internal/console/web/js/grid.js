@@ -90,8 +90,9 @@ export function targetGrid(onSelect) {
     el.replaceChildren(...(r.waves || []).map((w, i) => h('section', { class: 'wave', 'data-wave': String(i + 1), 'aria-labelledby': `wave-${i + 1}-h` },
       h('h3', { id: `wave-${i + 1}-h` }),
       h('div', { class: 'cells', role: 'group', 'aria-label': `Targets of wave ${i + 1}, ${w.name}` }))));
+    const grids = [...el.querySelectorAll('.cells')];
     for (const t of r.targets || []) {
-      const grid = el.querySelector(`section[data-wave="${t.wave}"] .cells`);
+      const grid = grids[t.wave - 1];
       if (!grid) continue;
       const cell = h('button', { type: 'button', tabindex: '-1', 'data-sup': t.supervisor });
       cells.set(t.supervisor, cell);

@@ -150,7 +150,8 @@ export async function rolloutPage(ctx) {
   await refresh();
   watchService(id, ctx.signal, () => refresh()).catch((err) => { if (!ctx.signal.aborted && err.status !== 404) ctx.showError(err); });
   // Target states change without the service changing: look again every
-  // two seconds while the rollout is not over.
-  const timer = setInterval(() => { if (!ENDED.includes(last)) refresh(); }, 2000);
+  // two seconds while a rollout runs (without one, the watch stream says
+  // when an upgrade starts).
+  const timer = setInterval(() => { if (last && last !== 'none' && !ENDED.includes(last)) refresh(); }, 2000);
   ctx.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
 }
