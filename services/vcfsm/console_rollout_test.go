@@ -103,21 +103,36 @@ func TestConsoleRolloutApproval(t *testing.T) {
 	b.checkConsole()
 }
 
-// A rollout whose second wave fails rolls back: the page shows every
-// target RolledBack and the reason, and the version quarantined; a viewer
-// is not offered Clear; the administrator clears it from the page.
+// A rollout started from the upgrade page with a stored strategy (the
+// fleet plan's line per Supervisor shown first) whose second wave fails
+// rolls back: the page shows every target RolledBack and the reason, and
+// the version quarantined; a viewer is not offered Clear; the
+// administrator clears it from the page.
 func TestConsoleRolloutRolledBackAndQuarantineCleared(t *testing.T) {
 	w := newWorld(t, fastRollouts)
 	id := w.installed(t, w.publish(t, v1))
 	src2 := w.publish(t, v2)
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Scope: "supervisor-eu1", Kind: "SupervisorService", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
-	// Opened once the rollout laid its waves out (before, GET …/rollout
-	// answers 404, which the browser logs), then followed live.
-	poll(t, "the waves laid out", time.Minute, func() rolloutView { return w.rollout(t, id) }, func(r rolloutView) bool { return r.State != "" })
+	put := w.box.Do(t, http.MethodPut, "/v2/rollout-strategies", []byte(`{"strategies":[{"name":"canary-first","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true}]}]}`))
+	require.Equal(t, http.StatusOK, put.Status, "%s", put.Body)
 	b := newBrowser(t, w.box.URL)
 	b.signIn(onebox.Token, "e2e", "admin")
-	b.route("#/services/" + encodeID(id) + "/rollout")
+
+	b.route("#/services/" + encodeID(id) + "/upgrade")
+	b.waitSelector("#rollout-strategy option[value=canary-first]", time.Minute)
+	require.Contains(t, b.text("#rollout-strategy"), "Default: all at once (no strategy set)")
+	b.run(10*time.Second, chromedp.SetValue(chromedp.CSS("#rollout-strategy"), "canary-first"))
+	b.typeInto("#upgrade-source", src2)
+	b.click("#plan-source")
+	b.waitSelector("#fleet-plan", time.Minute)
+	require.Contains(t, b.text("#fleet-plan-h"), "canary-first, 2 Supervisors in 2 waves")
+	require.Equal(t, []string{"1\tcanary\t1\t0\t0", "2\trest\t1\t0\t0"}, evalAs[[]string](b, "[...document.querySelectorAll('#plan-waves tbody tr')].map((r) => r.innerText.replace(/\t/g, '\\t'))"))
+	b.click("#plan-targets summary")
+	b.waitSelector("#plan-target-lines tr[data-supervisor=supervisor-eu1]", 10*time.Second)
+	require.Contains(t, b.text("#plan-target-lines tr[data-supervisor=supervisor-eu1]"), "2 rest")
+	b.click("#start-upgrade")
+	b.click("#dlg-confirm")
+	b.waitFor("the rollout page", 30*time.Second, "location.hash.endsWith('/rollout')")
 	b.rolloutShows("RolledBack", 2*time.Minute)
 	b.waitFor("every cell RolledBack", time.Minute, "[...document.querySelectorAll('#targets .cell')].every((c) => c.dataset.state === 'RolledBack')")
 	require.Contains(t, b.text("#rollout-state + .alert"), "wave rest: 1 of 1 target(s) failed, more than its budget of 0")

@@ -130,19 +130,21 @@ export async function rolloutPage(ctx) {
     try {
       do {
         again = false;
-        try {
+        // Until the service shows a rollout (one laid its waves out), its
+        // rollout is not asked for: that would answer 404.
+        const known = last && last !== 'none' ? true : !!(await call('GET', servicePath(id))).rollout;
+        if (ctx.signal.aborted) return;
+        if (known) {
           const r = await call('GET', servicePath(id, '/rollout'));
           if (ctx.signal.aborted) return;
           draw(r);
-        } catch (err) {
-          if (ctx.signal.aborted) return;
-          if (err.status !== 404) throw err;
+        } else {
           head.replaceChildren(h('p', { id: 'no-rollout' }, `${svc.name} has no rollout (yet): an upgrade with a rollout strategy lays its waves out here.`));
           if (!last) { last = 'none'; showQuarantine(); }
         }
       } while (again && !ctx.signal.aborted);
     } catch (err) {
-      ctx.showError(err);
+      if (!ctx.signal.aborted) ctx.showError(err);
     } finally {
       busy = false;
     }
