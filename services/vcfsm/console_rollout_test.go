@@ -126,7 +126,7 @@ func TestConsoleRolloutRolledBackAndQuarantineCleared(t *testing.T) {
 	b.click("#plan-source")
 	b.waitSelector("#fleet-plan", time.Minute)
 	require.Contains(t, b.text("#fleet-plan-h"), "canary-first, 2 Supervisors in 2 waves")
-	require.Equal(t, []string{"1\tcanary\t1\t0\t0", "2\trest\t1\t0\t0"}, evalAs[[]string](b, "[...document.querySelectorAll('#plan-waves tbody tr')].map((r) => r.innerText.replace(/\t/g, '\\t'))"))
+	require.Equal(t, []string{"1\tcanary\t1\t0\t0", "2\trest\t1\t0\t0"}, evalAs[[]string](b, "[...document.querySelectorAll('#plan-waves tbody tr')].map((r) => r.innerText)"), "a wave per line: Supervisors, blocked, window closed")
 	b.click("#plan-targets summary")
 	b.waitSelector("#plan-target-lines tr[data-supervisor=supervisor-eu1]", 10*time.Second)
 	require.Contains(t, b.text("#plan-target-lines tr[data-supervisor=supervisor-eu1]"), "2 rest")
