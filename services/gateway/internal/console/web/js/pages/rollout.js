@@ -107,20 +107,28 @@ export async function rolloutPage(ctx) {
       if (!ctx.signal.aborted) ctx.showError(err);
     }
   };
+  // The heading part and the buttons are rebuilt only when they change,
+  // so a refresh neither moves the focus nor repeats the live region.
+  let shown = '';
   const draw = (r) => {
     body.hidden = false;
     body.dataset.state = r.state;
     total = (r.targets || []).length;
-    head.replaceChildren(h('div', { class: 'progress', id: 'rollout-state', 'data-state': r.state },
-      badge(r.state), h('span', { class: 'mono' }, `${r.fromVersion} → ${r.toVersion}`), h('span', {}, `wave ${r.wave} of ${(r.waves || []).length}`),
-      h('span', { class: 'muted mono' }, r.operationId)),
-    r.reason ? alert(r.state === 'Succeeded' ? 'info' : 'warn', 'Reason:', r.reason) : null);
-    bar.replaceChildren(actions(ctx, id, r, refresh) || '');
+    const now = [r.state, r.paused, r.wave, r.reason, r.operationId].join('/');
+    if (now !== shown) drawHead(r);
+    shown = now;
     wavesOut.replaceChildren(wavesTable(r));
     legendOut.replaceChildren(legend(r.targets || []));
     grid.update(r);
     filter.apply();
     if (r.state !== last) { last = r.state; showQuarantine(); }
+  };
+  const drawHead = (r) => {
+    head.replaceChildren(h('div', { class: 'progress', id: 'rollout-state', 'data-state': r.state },
+      badge(r.state), h('span', { class: 'mono' }, `${r.fromVersion} → ${r.toVersion}`), h('span', {}, `wave ${r.wave} of ${(r.waves || []).length}`),
+      h('span', { class: 'muted mono' }, r.operationId)),
+    r.reason ? alert(r.state === 'Succeeded' ? 'info' : 'warn', 'Reason:', r.reason) : null);
+    bar.replaceChildren(actions(ctx, id, r, refresh) || '');
   };
   let busy = false;
   let again = false;
