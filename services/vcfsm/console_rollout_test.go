@@ -138,7 +138,7 @@ func TestConsoleRolloutRolledBackAndQuarantineCleared(t *testing.T) {
 	require.Contains(t, b.text("#rollout-state + .alert"), "wave rest: 1 of 1 target(s) failed, more than its budget of 0")
 	b.waitSelector("#quarantined tr[data-version='"+arcturusName+"@2.0.0']", time.Minute)
 	require.Contains(t, b.text("#quarantined"), w.rollout(t, id).OperationID, "the quarantine names the rollout")
-	require.Contains(t, b.text("#legend"), "RolledBack 2")
+	require.Equal(t, "2", b.text("#legend li[data-state=RolledBack] strong"), "the legend counts them")
 	b.screenshot("rollout-rolled-back")
 
 	// A viewer sees the quarantine, not Clear.
@@ -196,8 +196,8 @@ func TestConsoleRolloutGrid1000(t *testing.T) {
 	b.rolloutShows("WaitingApproval", time.Minute)
 	b.waitFor("1,000 cells", time.Minute, "document.querySelectorAll('#targets .cell').length === 1000")
 	require.Equal(t, []int{10, 990}, evalAs[[]int](b, "[...document.querySelectorAll('#targets .cells')].map((g) => g.children.length)"), "grouped by wave")
-	require.Contains(t, b.text("#legend"), "Done 10")
-	require.Contains(t, b.text("#legend"), "Pending 990")
+	require.Equal(t, "10", b.text("#legend li[data-state=Done] strong"))
+	require.Equal(t, "990", b.text("#legend li[data-state=Pending] strong"))
 	require.Equal(t, "Showing 1000 of 1000 targets.", b.text("#targets-shown"))
 	require.Empty(t, evalAs[[]string](b, unlabelled))
 	require.Equal(t, 1, evalAs[int](b, "document.querySelectorAll('#targets .cell[tabindex=\"0\"]').length"), "one tab stop, not a thousand")
