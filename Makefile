@@ -55,8 +55,8 @@ chromium:
 SHOTS := $(CURDIR)/bin/console-screenshots
 console-screenshots: chromium
 	@rm -rf $(SHOTS) && mkdir -p $(SHOTS) docs/console
-	cd services/vcfsm && VCFSM_SCREENSHOTS=$(SHOTS) go test -count=1 -run 'TestConsoleUpgradeFlow|TestConsoleListPagesThrough10k|TestConsoleRolloutApproval' .
-	cp $(SHOTS)/services.png $(SHOTS)/service.png $(SHOTS)/upgrade-blocked.png $(SHOTS)/rollout.png docs/console/
+	cd services/vcfsm && VCFSM_SCREENSHOTS=$(SHOTS) go test -count=1 -run 'TestConsoleUpgradeFlow|TestConsoleListPagesThrough10k|TestConsoleRolloutGrid1000' .
+	cp $(SHOTS)/services.png $(SHOTS)/service.png $(SHOTS)/upgrade-blocked.png $(SHOTS)/rollout-1000.png docs/console/
 
 ## images: the compose stack's images, each a static binary FROM scratch
 ## (deploy/Dockerfile): vcfsm/<name>:dev for every service, the simulator,

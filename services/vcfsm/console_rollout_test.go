@@ -201,6 +201,7 @@ func TestConsoleRolloutGrid1000(t *testing.T) {
 	require.Equal(t, "Showing 1000 of 1000 targets.", b.text("#targets-shown"))
 	require.Empty(t, evalAs[[]string](b, unlabelled))
 	require.Equal(t, 1, evalAs[int](b, "document.querySelectorAll('#targets .cell[tabindex=\"0\"]').length"), "one tab stop, not a thousand")
+	b.eval("document.querySelector('#targets-h').scrollIntoView()")
 	b.screenshot("rollout-1000")
 
 	b.run(10*time.Second, chromedp.SetValue(chromedp.CSS("#target-state"), "Done"))

@@ -4,7 +4,7 @@
 // inside it (a roving tabindex), and the focused or clicked cell's
 // details show beside it. Cells are updated in place, so the focus and
 // the filter survive a refresh.
-import { h } from './dom.js';
+import { h, badge } from './dom.js';
 
 // The target states in the order they are told, each with its mark (the
 // colour is never the only cue) and its colour family in console.css.
@@ -111,7 +111,7 @@ export function targetGrid(onSelect) {
     (r.waves || []).forEach((w, i) => {
       const head = el.querySelector(`#wave-${i + 1}-h`);
       const n = counts(targets.filter((t) => t.wave === i + 1));
-      head.replaceChildren(`Wave ${i + 1}: ${w.name} `, h('span', { class: `badge b-${w.state === 'Done' ? 'ok' : 'idle'}` }, w.state),
+      head.replaceChildren(`Wave ${i + 1}: ${w.name} `, badge(w.state),
         h('span', { class: 'muted' }, ` ${w.targets} targets: ${tally(n)}`));
     });
     if (current && bySup.has(current.dataset.sup) && el.contains(document.activeElement)) onSelect(bySup.get(current.dataset.sup));

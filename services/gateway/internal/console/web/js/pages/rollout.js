@@ -68,7 +68,7 @@ function actions(ctx, id, r, refresh) {
   return buttons.length ? h('div', { class: 'actions', id: 'rollout-actions' }, buttons) : null;
 }
 
-function filterBar(grid, count) {
+function filterBar(grid, count, beside) {
   const state = h('select', { id: 'target-state' }, h('option', { value: '' }, 'Every state'), targetStates.map(([s]) => h('option', { value: s }, s)));
   const text = h('input', { type: 'text', id: 'target-filter', spellcheck: 'false', placeholder: 'sv-12 or eu-central' });
   const apply = () => count(grid.filter(state.value, text.value));
@@ -76,7 +76,7 @@ function filterBar(grid, count) {
   text.addEventListener('input', apply);
   return { el: h('div', { class: 'bar', role: 'search', 'aria-label': 'Filter the targets' },
     h('div', { class: 'field' }, h('label', { for: 'target-state' }, 'State'), state),
-    h('div', { class: 'field grow' }, h('label', { for: 'target-filter' }, 'Supervisor or region contains'), text)), apply };
+    h('div', { class: 'field' }, h('label', { for: 'target-filter' }, 'Supervisor or region contains'), text), beside), apply };
 }
 
 export async function rolloutPage(ctx) {
@@ -86,15 +86,16 @@ export async function rolloutPage(ctx) {
   const head = h('div', { 'aria-live': 'polite' });
   const bar = h('div', {});
   const wavesOut = h('div', {});
-  const legendOut = h('div', {});
+  const legendOut = h('div', { class: 'legend-box' });
   const shownOut = h('p', { class: 'muted', id: 'targets-shown' });
   const detail = h('div', { id: 'target-detail', 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Focus or click a target to see its details.'));
   const quarantine = h('div', {});
   const grid = targetGrid((t) => detail.replaceChildren(targetDetail(t)));
   let total = 0;
-  const filter = filterBar(grid, (n) => shownOut.replaceChildren(`Showing ${n} of ${total} targets.`));
-  const body = h('div', { id: 'rollout', hidden: true }, bar, h('h2', {}, 'Waves'), wavesOut,
-    h('h2', {}, 'Targets'), legendOut, filter.el, shownOut, h('div', { class: 'grid-and-detail' }, grid.el, detail));
+  const filter = filterBar(grid, (n) => shownOut.replaceChildren(`Showing ${n} of ${total} targets.`), legendOut);
+  const body = h('div', { id: 'rollout', hidden: true }, bar,
+    h('h2', { id: 'targets-h' }, 'Targets'), filter.el, shownOut, h('div', { class: 'grid-and-detail' }, grid.el, detail),
+    h('h2', {}, 'Waves'), wavesOut);
   ctx.main.append(h('p', {}, h('a', { href: `#/services/${encodeURIComponent(id)}` }, `← ${svc.name}`), ' · ', h('a', { href: '#/rollouts' }, 'Rollouts')),
     h('h1', {}, `Rollout of ${svc.name}`), head, body, quarantine);
 
