@@ -131,6 +131,7 @@ export async function rolloutPage(ctx) {
     r.reason ? alert(r.state === 'Succeeded' ? 'info' : 'warn', 'Reason:', r.reason) : null);
     bar.replaceChildren(actions(ctx, id, r, refresh) || '');
   };
+  let known = !!svc.rollout;
   let busy = false;
   let again = false;
   async function refresh() {
@@ -141,7 +142,7 @@ export async function rolloutPage(ctx) {
         again = false;
         // Until the service shows a rollout (one laid its waves out), its
         // rollout is not asked for: that would answer 404.
-        const known = last && last !== 'none' ? true : !!(await call('GET', servicePath(id))).rollout;
+        if (!known) known = !!(await call('GET', servicePath(id))).rollout;
         if (ctx.signal.aborted) return;
         if (known) {
           const r = await call('GET', servicePath(id, '/rollout'));
