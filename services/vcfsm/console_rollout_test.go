@@ -220,6 +220,10 @@ func TestConsoleRolloutGrid1000(t *testing.T) {
 	b.run(10*time.Second, chromedp.KeyEvent(kb.ArrowRight))
 	require.NotEqual(t, first, evalAs[string](b, "document.activeElement.dataset.sup"))
 	require.True(t, strings.HasPrefix(evalAs[string](b, "document.activeElement.dataset.sup"), "sv-"))
+
+	// Readable on a narrow window: the cells wrap, nothing scrolls sideways.
+	b.run(10*time.Second, chromedp.EmulateViewport(390, 844))
+	require.True(t, evalAs[bool](b, "document.documentElement.scrollWidth <= window.innerWidth"), "the rollout page does not scroll sideways at 390 px")
 	b.checkConsole()
 }
 
