@@ -156,7 +156,7 @@ func encodeID(id string) string { return strings.ReplaceAll(id, ":", "%3A") }
 var viewerControls = map[string]bool{
 	"filter": true, "sort": true, "order": true, "page-size": true, "apply": true, "refresh": true,
 	"first-page": true, "prev-page": true, "next-page": true, "last-page": true, "goto-page": true, "goto": true,
-	"sign-out": true, "upgrade-source": true, "plan-source": true,
+	"sign-out": true, "upgrade-source": true, "plan-source": true, "rollout-strategy": true,
 }
 
 // controls lists the page's buttons, fields and button-links by id (or
@@ -182,7 +182,7 @@ func TestConsoleRoles(t *testing.T) {
 	require.False(t, evalAs[bool](b, "!!sessionStorage.getItem('vcfsm.token')"), "nothing is kept")
 
 	b.signIn(onebox.ViewerToken, "audit", "viewer")
-	require.Equal(t, []string{"Services", "Inventory"}, evalAs[[]string](b, "[...document.querySelectorAll('#nav a')].map((a) => a.textContent)"), "no Create for a viewer")
+	require.Equal(t, []string{"Services", "Rollouts", "Inventory"}, evalAs[[]string](b, "[...document.querySelectorAll('#nav a')].map((a) => a.textContent)"), "no Create for a viewer")
 	pages := []struct{ route, ready string }{
 		{"#/services", "table#services"},
 		{"#/services/" + encodeID(id), "#provenance"},

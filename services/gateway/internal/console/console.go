@@ -70,8 +70,9 @@ type Identity struct {
 	Permissions []string `json:"permissions"`
 }
 
-// consolePermissions are the permissions the console's controls need.
-var consolePermissions = []auth.Permission{auth.PermRead, auth.PermWrite, auth.PermInventoryWrite}
+// consolePermissions are the permissions the console's controls need
+// (admin: approving and aborting rollouts, clearing a quarantine).
+var consolePermissions = []auth.Permission{auth.PermRead, auth.PermWrite, auth.PermInventoryWrite, auth.PermAdmin}
 
 type identity struct {
 	tokens *auth.Tokens

@@ -149,7 +149,7 @@ func TestIdentityNamesTheRoleAndItsPermissions(t *testing.T) {
 		token, principal, role string
 		permissions            []string
 	}{
-		{adminToken, "root", "admin", []string{"services.read", "services.write", "inventory.write"}},
+		{adminToken, "root", "admin", []string{"services.read", "services.write", "inventory.write", "admin"}},
 		{operatorToken, "ops", "operator", []string{"services.read", "services.write"}},
 		{viewerToken, "audit", "viewer", []string{"services.read"}},
 	}

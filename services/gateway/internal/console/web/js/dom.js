@@ -34,6 +34,9 @@ const families = {
   unhealthy: 'bad', failed: 'bad', error: 'bad', stuck: 'bad', unavailable: 'bad', decommissioned: 'bad',
   warning: 'warn', warn: 'warn', paused: 'warn', rolledback: 'warn', reconfigured: 'warn',
   info: 'info', unresolved: 'info', inactive: 'idle', unchanged: 'idle', skipped: 'idle',
+  // Rollouts, their waves and targets.
+  done: 'ok', waitingapproval: 'warn', rollingback: 'warn', rollbackrefused: 'bad', blocked: 'warn',
+  moving: 'busy', verifying: 'busy', waitingforwindow: 'info',
 };
 
 // badge shows a status-like value.

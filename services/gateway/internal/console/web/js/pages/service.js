@@ -151,7 +151,8 @@ export async function servicePage(ctx) {
   ctx.main.append(h('p', {}, h('a', { href: '#/services' }, '← Services')),
     h('h1', {}, meta.displayName || svc.name, h('span', { class: 'mono muted' }, svc.version)),
     facts([['Package', svc.name], ['Id', h('span', { class: 'mono', id: 'service-id' }, svc.id)], ['Vendor', svc.vendor], ['Source', h('span', { class: 'mono' }, svc.source)],
-      ['Namespace', svc.namespace], ['Upgrade available', svc.availableUpgrade], ['Auto upgrade', svc.autoUpgrade ? 'on' : 'off'], ['Auto rollback', svc.autoRollback ? 'on' : 'off']]),
+      ['Namespace', svc.namespace], ['Upgrade available', svc.availableUpgrade], ['Auto upgrade', svc.autoUpgrade ? 'on' : 'off'], ['Auto rollback', svc.autoRollback ? 'on' : 'off'],
+      ['Rollout', svc.rollout ? h('a', { href: `#/services/${encodeURIComponent(svc.id)}/rollout`, id: 'rollout-link' }, `${svc.rollout.state}, to ${svc.rollout.toVersion}`) : null]]),
     progress, actionBar, body);
   draw(data);
   let pending = null;

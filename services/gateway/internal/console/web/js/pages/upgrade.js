@@ -6,6 +6,7 @@ import { h, badge, severity, table, facts, alert, confirmDialog } from '../dom.j
 import { call, servicePath } from '../api.js';
 import { watchService, progressView } from '../live.js';
 import { lineDiff } from '../diff.js';
+import { strategyPicker, fleetPlanView } from '../fleetplan.js';
 
 // newer orders versions by their numeric segments (1.10.0 > 1.9.0).
 function newer(a, b) {
@@ -55,6 +56,7 @@ function planView(plan) {
       (dyn.resourceChecks || []).map((c) => h('tr', {}, h('td', {}, `${c.type} ${c.name}`), h('td', {}, c.supervisor), h('td', {}, badge(c.status)),
         h('td', {}, (c.checks || []).map((k) => h('div', {}, badge(k.status), ' ', k.name, k.message ? `: ${k.message}` : ''))))))] : null,
     (plan.configurationErrors || []).length ? [h('h3', {}, 'Inherited configuration'), h('ul', { id: 'configuration-errors' }, plan.configurationErrors.map((e) => h('li', {}, e)))] : null,
+    (plan.targets || []).length ? fleetPlanView(plan) : null,
     h('h3', {}, 'Resources'), resourcesPart(plan.resources || []));
 }
 
@@ -72,7 +74,7 @@ function follow(ctx, id, out, goal) {
   }).catch((err) => { if (!ctx.signal.aborted) ctx.showError(err); });
 }
 
-function planControls(ctx, svc, catalog, showPlan) {
+function planControls(ctx, svc, catalog, showPlan, picker) {
   const candidates = catalog.filter((v) => v.name === svc.name && newer(v.version, svc.version));
   const source = h('input', { type: 'text', id: 'upgrade-source', spellcheck: 'false', placeholder: 'oci://…/bundle:2.0.0 or https://…/service-2.0.0.tar' });
   const form = h('form', { class: 'bar', 'aria-label': 'Plan from a bundle source' },
@@ -80,6 +82,7 @@ function planControls(ctx, svc, catalog, showPlan) {
     h('button', { type: 'submit', id: 'plan-source' }, 'Plan'));
   form.addEventListener('submit', (ev) => { ev.preventDefault(); showPlan({ source: source.value.trim() }, source.value.trim()); });
   return h('section', { 'aria-labelledby': 'versions-h' }, h('h2', { id: 'versions-h' }, 'Versions it can move to'),
+    h('div', { class: 'bar' }, picker.el),
     candidates.length ? table(null, ['Version', 'Status', 'Source', ''], candidates.map((v) => h('tr', {},
       h('td', {}, v.version, v.version === svc.availableUpgrade ? [' ', badge('Suggested')] : null), h('td', {}, badge(v.status)),
       h('td', { class: 'mono' }, v.source),
@@ -111,10 +114,12 @@ function rollbackControls(ctx, svc, hist, out) {
 export async function upgradePage(ctx) {
   const [id] = ctx.params;
   const svc = await call('GET', servicePath(id));
-  const [catalog, hist] = await Promise.all([
+  const [catalog, hist, strategies] = await Promise.all([
     call('GET', `/v2/vcf-service-versions?${new URLSearchParams({ name: svc.name })}`),
     call('GET', servicePath(id, '/history')),
+    call('GET', '/v2/rollout-strategies'),
   ]);
+  const picker = strategyPicker(svc, strategies);
   if (ctx.signal.aborted) return;
   const canWrite = ctx.session.can('services.write');
   const planOut = h('div', { id: 'plan-out' });
@@ -122,10 +127,11 @@ export async function upgradePage(ctx) {
   const showPlan = async (req, source) => {
     planOut.replaceChildren(h('p', { 'aria-live': 'polite' }, 'Planning: compatibility, the pre-check hook, dynamic pre-checks, resources…'));
     try {
-      const plan = await call('POST', servicePath(id, '/upgrade-plan'), req);
+      const rollout = picker.request();
+      const plan = await call('POST', servicePath(id, '/upgrade-plan'), { ...req, rollout });
       if (ctx.signal.aborted) return;
       planOut.replaceChildren(planView(plan));
-      if (plan.allowed && canWrite) planOut.append(confirmUpgrade(ctx, svc, plan, source, progress));
+      if (plan.allowed && canWrite) planOut.append(confirmUpgrade(ctx, svc, plan, { source, rollout }, progress));
       planOut.querySelector('h2').scrollIntoView({ block: 'start' });
     } catch (err) {
       planOut.replaceChildren();
@@ -135,17 +141,19 @@ export async function upgradePage(ctx) {
   ctx.main.append(h('p', {}, h('a', { href: `#/services/${encodeURIComponent(id)}` }, `← ${svc.name}`)),
     h('h1', {}, `Upgrade ${svc.name}`, h('span', { class: 'mono muted' }, svc.version)),
     h('div', {}, progressView(svc)),
-    planControls(ctx, svc, catalog.versions || [], showPlan), planOut, progress,
+    planControls(ctx, svc, catalog.versions || [], showPlan, picker), planOut, progress,
     canWrite ? rollbackControls(ctx, svc, hist, progress) : null);
 }
 
-function confirmUpgrade(ctx, svc, plan, source, out) {
+function confirmUpgrade(ctx, svc, plan, body, out) {
   const button = h('button', { type: 'button', id: 'start-upgrade' }, `Upgrade to ${plan.toVersion}`);
   button.addEventListener('click', async () => {
     if (!(await confirmDialog(`Upgrade ${svc.name} to ${plan.toVersion}?`, h('p', {}, `${plan.fromVersion} enters maintenance while ${plan.toVersion} is installed with the inherited configuration; the checks run again before anything changes.`), 'Upgrade'))) return;
     try {
-      await call('PATCH', servicePath(svc.id), { source });
+      await call('PATCH', servicePath(svc.id), body);
       button.disabled = true;
+      // In waves: the rollout page follows it, wave by wave.
+      if ((plan.targets || []).length) { ctx.navigate(`#/services/${encodeURIComponent(svc.id)}/rollout`); return; }
       follow(ctx, svc.id, out, { title: `Upgrading to ${plan.toVersion}`, version: plan.toVersion, doneText: `Upgraded to ${plan.toVersion}.` });
     } catch (err) {
       ctx.showError(err);
