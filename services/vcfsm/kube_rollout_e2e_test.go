@@ -17,6 +17,7 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes/kubetest"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 )
 
 // loadBalancer creates a LoadBalancer Service in the service's namespace,
@@ -87,7 +88,9 @@ func (w *kubeWorld) ownedAt(t *testing.T, sup, version string) {
 // PackageInstall carries the old document again (written anew: its
 // generation moved on), and every object is owned by 1.0.0.
 func TestKubernetesRolloutRollsBackFirstWave(t *testing.T) {
-	w := newKubeWorld(t, fastRollouts)
+	// Rollouts look at the API servers every 250 ms (not the simulator
+	// tests' 20 ms: every look reads the live objects).
+	w := newKubeWorld(t, func(c *app.Config) { c.Lifecycle.RolloutPoll = 250 * time.Millisecond })
 	id := w.create(t, w.publish(t, v1))
 	w.registered(t, id)
 	w.activate(t, id)
@@ -109,7 +112,7 @@ func TestKubernetesRolloutRollsBackFirstWave(t *testing.T) {
 	next := v2
 	next.SSVersion = "1.0.0" // the same package: kapp-controller could not take it back from a newer one
 	src2 := w.publish(t, next)
-	strategy := `{"gateTimeout":"40s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true}]}`
+	strategy := `{"gateTimeout":"60s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true}]}`
 	patch(t, w.world, id, `{"source":"`+src2+`","rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
 
 	// Wave 1 moved vc1: its PackageInstall holds the new document, owned by
