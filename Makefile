@@ -18,7 +18,7 @@ TOOLS := github.com/bufbuild/buf/cmd/buf \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-grpc-gateway \
 	github.com/grpc-ecosystem/grpc-gateway/v2/protoc-gen-openapiv2
 
-.PHONY: test-model vuln test-debs chromium console-screenshots images compose-up compose-down e2e-compose kube-test-bins kapp-controller-bins kapp-manifests run docs build test generate tools verify verify-generate verify-modules check-ports check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
+.PHONY: test-model vuln test-debs chromium console-screenshots images compose-up compose-down e2e-compose kube-test-bins kapp-controller-bins kapp-manifests run docs build test generate tools verify verify-generate verify-modules check-ports check-sizes check-boundaries lint buf-lint buf-format buf-breaking fmt vet bench fuzz tidy clean
 
 ## run: start the all-in-one (all services, embedded bbolt store, no setup);
 ## flags go in ARGS, e.g. make run ARGS="--http-listen 127.0.0.1:18080"
@@ -244,7 +244,7 @@ generate: tools
 	GOWORK=off go run -C tools/openapi . $(CURDIR)/gen/vcfservices/lifecycle/v1/lifecycle.swagger.json
 
 ## verify: everything CI checks besides tests
-verify: verify-generate verify-modules buf-lint buf-format buf-breaking fmt vet check-boundaries check-ports lint
+verify: verify-generate verify-modules buf-lint buf-format buf-breaking fmt vet check-boundaries check-ports check-sizes lint
 
 ## verify-generate: fail when gen/ is not what proto/ generates
 verify-generate: generate
@@ -262,6 +262,12 @@ verify-modules:
 ## (tools/portcheck, which says what it checks; it prints file:line for each)
 check-ports:
 	@GOWORK=off go run -C tools/portcheck . $(CURDIR)
+
+## check-sizes: fail when a Go file outside gen/ is over 500 lines or a
+## receiver has more than 30 methods (scripts/check-sizes.sh; functions over
+## 80 lines are golangci-lint's funlen)
+check-sizes:
+	@scripts/check-sizes.sh
 
 ## check-boundaries: gen/ imports no service (golangci-lint's depguard rules
 ## in .golangci.yml check every other boundary; gen/ is not linted)

@@ -20,6 +20,7 @@ import (
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/kubernetes/kubetest"
 	"github.com/vcfsm/vcfsm/services/vcfsm/app"
+	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 )
 
 var (
@@ -62,7 +63,7 @@ func withValues(spec *bundletest.BundleSpec) {
 	spec.ConfigFiles["server.lib.yml"] = lib
 }
 
-func newKubeWorld(t *testing.T) *kubeWorld {
+func newKubeWorld(t *testing.T, opts ...onebox.Option) *kubeWorld {
 	t.Helper()
 	dir := t.TempDir()
 	cs := map[string]*kubetest.Cluster{}
@@ -76,13 +77,13 @@ func newKubeWorld(t *testing.T) *kubeWorld {
 		require.NoError(t, err)
 		cs[name] = c
 	}
-	w := newWorld(t, func(c *app.Config) {
+	w := newWorld(t, append([]onebox.Option{func(c *app.Config) {
 		c.Lifecycle.TargetDriver = "kubernetes"
 		c.Lifecycle.KubeconfigDir = dir
 		// Long enough that a Healthy service is not re-read during the
 		// test (every 15 periods): drift is noticed through the informers.
 		c.Lifecycle.ReconcileInterval = 3 * time.Second
-	})
+	}}, opts...)...)
 	w.specPatch = withValues
 	return &kubeWorld{world: w, clusters: cs}
 }

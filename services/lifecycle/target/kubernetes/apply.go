@@ -31,8 +31,8 @@ type resource struct {
 
 // locate finds the anchor of k. ns is where Apply wants it (may be empty
 // for reads: SupervisorServices are then found by their key label).
-func (d *Driver) locate(ctx context.Context, k target.Key, ns string) (*resource, error) {
-	c, err := d.cluster(k.Scope)
+func (cs *connections) locate(ctx context.Context, k target.Key, ns string) (*resource, error) {
+	c, err := cs.cluster(k.Scope)
 	if err != nil {
 		return nil, err
 	}
@@ -71,30 +71,30 @@ func (d *Driver) locate(ctx context.Context, k target.Key, ns string) (*resource
 	return r, nil
 }
 
-// Apply implements target.Driver.
-func (d *Driver) Apply(ctx context.Context, want target.Desired) (target.Object, error) {
-	obj, err := d.apply(ctx, want)
-	if err != nil {
-		return target.Object{}, fmt.Errorf("apply %s: %w", want.Key, err)
-	}
-	return obj, nil
+// applier is Apply: it creates, adopts or updates a resource's objects and
+// asks kapp-controller to put back what drifted in its package.
+type applier struct {
+	conns    *connections
+	writer   *writer
+	reader   *reader
+	deployed *deployedState
 }
 
-func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object, error) {
+func (a *applier) apply(ctx context.Context, want target.Desired) (target.Object, error) {
 	ns := want.Namespace
 	if want.Kind == kindSecret {
 		ns = ""
 	} else if ns == "" {
 		return target.Object{}, fmt.Errorf("a SupervisorService needs its service's namespace: %w", target.ErrRejected)
 	}
-	r, err := d.locate(ctx, want.Key, ns)
+	r, err := a.conns.locate(ctx, want.Key, ns)
 	if err != nil {
 		return target.Object{}, err
 	}
 	if r.anchor != nil && r.anchor.GetDeletionTimestamp() != nil {
 		// Deleted behind the Service Manager's back while it still wants
 		// the resource: let it go and create it again.
-		if err := d.abandonTerminating(ctx, r, want.Key); err != nil {
+		if err := a.writer.abandonTerminating(ctx, r, want.Key); err != nil {
 			return target.Object{}, err
 		}
 		r.anchor = nil
@@ -106,25 +106,25 @@ func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object,
 	if err := r.c.ensureNamespace(ctx, r.ns, want.Owner); err != nil {
 		return target.Object{}, err
 	}
-	parts, waiting, err := d.parts(ctx, r, want.Key, want.Spec)
+	parts, waiting, err := partsOf(ctx, r, want.Key, want.Spec)
 	if err != nil {
 		return target.Object{}, err
 	}
-	took, err := d.applyParts(ctx, r.c, parts, own, r.anchor != nil, false)
+	took, err := a.writer.applyParts(ctx, r.c, parts, own, r.anchor != nil, false)
 	if err != nil {
 		return target.Object{}, err
 	}
-	if err := d.pruneParts(ctx, r.c, want.Key, parts); err != nil {
+	if err := pruneParts(ctx, r.c, want.Key, parts); err != nil {
 		return target.Object{}, err
 	}
-	if err := d.kickOnDrift(ctx, r.c, want.Key, took.anchor); err != nil {
+	if err := a.kickOnDrift(ctx, r.c, want.Key, took.anchor); err != nil {
 		return target.Object{}, err
 	}
 	if waiting != "" {
 		return target.Object{Key: want.Key, Namespace: r.ns, Spec: want.Spec, Owner: want.Owner, Finalizers: want.Finalizers,
 			Status: target.StatusBusy, Message: waiting, Adopted: own.adopted, Generation: own.generation}, nil
 	}
-	obj, err := d.read(ctx, r.c, want.Key, took)
+	obj, err := a.reader.read(ctx, r.c, want.Key, took)
 	if err != nil {
 		return target.Object{}, err
 	}
@@ -139,15 +139,15 @@ func (d *Driver) apply(ctx context.Context, want target.Desired) (target.Object,
 
 // kickOnDrift asks kapp-controller to put back what it deployed from a
 // SupervisorService's package when that drifted.
-func (d *Driver) kickOnDrift(ctx context.Context, c *cluster, k target.Key, anchor *unstructured.Unstructured) error {
+func (a *applier) kickOnDrift(ctx context.Context, c *cluster, k target.Key, anchor *unstructured.Unstructured) error {
 	if k.Kind != kindSupervisorService || anchor == nil {
 		return nil
 	}
-	dr, err := d.deployedDrift(ctx, c, anchor)
+	dr, err := a.deployed.drift(ctx, c, anchor)
 	if err != nil || dr.msg == "" {
 		return err
 	}
-	_, err = d.kick(ctx, c, anchor, dr)
+	_, err = a.deployed.kick(ctx, c, anchor, dr)
 	return err
 }
 
@@ -189,10 +189,10 @@ func claim(r *resource, want target.Desired) (ownership, string, error) {
 	return own, message, nil
 }
 
-// parts builds the objects of a resource. For a SupervisorService whose
+// partsOf builds the objects of a resource. For a SupervisorService whose
 // values Secret is not there yet, the PackageInstall is left out and
 // waiting says why.
-func (d *Driver) parts(ctx context.Context, r *resource, k target.Key, doc map[string]any) (parts []part, waiting string, err error) {
+func partsOf(ctx context.Context, r *resource, k target.Key, doc map[string]any) (parts []part, waiting string, err error) {
 	switch k.Kind {
 	case kindSecret:
 		_, name, err := secretName(k)
@@ -219,71 +219,6 @@ func (d *Driver) parts(ctx context.Context, r *resource, k target.Key, doc map[s
 	return parts, waiting, nil
 }
 
-// applied is the outcome of applying parts.
-type applied struct {
-	anchor    *unstructured.Unstructured
-	conflicts []string
-}
-
-// applyParts server-side applies every part, the anchor last. A conflict
-// with another field manager is surfaced and then resolved in favour of
-// the Service Manager, which owns these objects; a validation failure on
-// an existing object means it cannot become what is wanted.
-func (d *Driver) applyParts(ctx context.Context, c *cluster, parts []part, own ownership, existed, dryRun bool) (applied, error) {
-	var out applied
-	for _, p := range parts {
-		own.stamp(p)
-		opts := metav1.ApplyOptions{FieldManager: FieldManager}
-		if dryRun {
-			opts.DryRun = []string{metav1.DryRunAll}
-		}
-		res := c.dyn.Resource(p.gvr).Namespace(p.obj.GetNamespace())
-		u, err := res.Apply(ctx, p.obj.GetName(), p.obj, opts)
-		if apierrors.IsConflict(err) {
-			out.conflicts = append(out.conflicts, fmt.Sprintf("%s %s: %s", p.obj.GetKind(), p.obj.GetName(), conflictFields(err)))
-			opts.Force = true
-			u, err = res.Apply(ctx, p.obj.GetName(), p.obj, opts)
-		}
-		switch {
-		case err == nil:
-		case (apierrors.IsInvalid(err) || apierrors.IsForbidden(err)) && existed:
-			return out, fmt.Errorf("the existing %s %s/%s cannot take the wanted configuration: %s: %w",
-				p.obj.GetKind(), p.obj.GetNamespace(), p.obj.GetName(), apiMessage(err), target.ErrIncompatible)
-		case apierrors.IsInvalid(err) || apierrors.IsBadRequest(err) || apierrors.IsForbidden(err) || apierrors.IsNotFound(err):
-			return out, fmt.Errorf("%s %s/%s: the API server refused it: %s: %w", p.obj.GetKind(), p.obj.GetNamespace(), p.obj.GetName(), apiMessage(err), target.ErrRejected)
-		default:
-			return out, unreachable(c.name, err)
-		}
-		if !dryRun {
-			d.noteWrite(u)
-		}
-		if p.role == partAnchor {
-			out.anchor = u
-		}
-	}
-	return out, nil
-}
-
-func apiMessage(err error) string {
-	var st apierrors.APIStatus
-	if errors.As(err, &st) {
-		return st.Status().Message
-	}
-	return err.Error()
-}
-
-func conflictFields(err error) string {
-	var st apierrors.APIStatus
-	if !errors.As(err, &st) || st.Status().Details == nil {
-		return apiMessage(err)
-	}
-	var fields []string
-	for _, c := range st.Status().Details.Causes {
-		fields = append(fields, c.Message)
-	}
-	return strings.Join(fields, ", ")
-}
-
 // refuseDowngrade: kapp-controller does not downgrade packages, so an
 // installed SupervisorService never moves to an older version (seed 002's
 // SupervisorService downgrade limitation). "Older" is the project's one
@@ -306,7 +241,7 @@ func refuseDowngrade(anchor *unstructured.Unstructured, want target.Desired) err
 
 // pruneParts deletes objects of a resource that its document no longer
 // makes (the Package of the previous version after an upgrade).
-func (d *Driver) pruneParts(ctx context.Context, c *cluster, k target.Key, parts []part) error {
+func pruneParts(ctx context.Context, c *cluster, k target.Key, parts []part) error {
 	if k.Kind != kindSupervisorService {
 		return nil
 	}

@@ -161,9 +161,9 @@ func appIdle(app *unstructured.Unstructured) bool {
 
 func deletedKey(cluster, ns, label string) string { return cluster + "/" + ns + "/" + label }
 
-// deployedDrift finds the first drift of the objects kapp-controller
+// drift finds the first drift of the objects kapp-controller
 // deployed for a PackageInstall (msg "" for none).
-func (d *Driver) deployedDrift(ctx context.Context, c *cluster, pi *unstructured.Unstructured) (drift, error) {
+func (s *deployedState) drift(ctx context.Context, c *cluster, pi *unstructured.Unstructured) (drift, error) {
 	app, err := appOf(ctx, c, pi)
 	if err != nil || app == nil {
 		return drift{}, err
@@ -186,7 +186,7 @@ func (d *Driver) deployedDrift(ctx context.Context, c *cluster, pi *unstructured
 			}
 		}
 	}
-	return d.deletedDrift(ctx, c, app, deletedKey(c.name, ns, label))
+	return s.deletedDrift(ctx, c, app, deletedKey(c.name, ns, label))
 }
 
 // editedField names a field whose live value is not what kapp applied.
@@ -214,10 +214,10 @@ func editedField(u *unstructured.Unstructured) string {
 // deletedDrift reports a remembered deletion that still stands, and drops
 // those that no longer do: the object is back, or a deploy the driver
 // asked for after seeing the deletion finished without making it.
-func (d *Driver) deletedDrift(ctx context.Context, c *cluster, app *unstructured.Unstructured, key string) (drift, error) {
-	last, kicked := d.deployed.lastKick(c.name + "/" + app.GetNamespace() + "/" + app.GetName())
+func (s *deployedState) deletedDrift(ctx context.Context, c *cluster, app *unstructured.Unstructured, key string) (drift, error) {
+	last, kicked := s.lastKick(c.name + "/" + app.GetNamespace() + "/" + app.GetName())
 	observed, _, _ := unstructured.NestedInt64(app.Object, "status", "observedGeneration")
-	deleted := d.deployed.deletions(key)
+	deleted := s.deletions(key)
 	for _, obj := range slices.Sorted(maps.Keys(deleted)) {
 		kind, name, _ := strings.Cut(obj, " ")
 		del := deleted[obj]
@@ -226,7 +226,7 @@ func (d *Driver) deletedDrift(ctx context.Context, c *cluster, app *unstructured
 		_, err := c.dyn.Resource(deployedKinds[kind]).Namespace(app.GetNamespace()).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case err == nil, redeployed && apierrors.IsNotFound(err):
-			d.deployed.forget(key, obj)
+			s.forget(key, obj)
 		case apierrors.IsNotFound(err):
 			return drift{msg: fmt.Sprintf("%s %s/%s deployed by kapp-controller from the package was deleted on the cluster", kind, app.GetNamespace(), name),
 				id: "deleted " + obj + " " + del.uid}, nil
@@ -241,13 +241,13 @@ func (d *Driver) deletedDrift(ctx context.Context, c *cluster, app *unstructured
 // while it deploys anyway, and once per drifted state: one that outlived
 // a kick is one kapp-controller does not put back. It reports whether it
 // asked.
-func (d *Driver) kick(ctx context.Context, c *cluster, pi *unstructured.Unstructured, dr drift) (bool, error) {
+func (s *deployedState) kick(ctx context.Context, c *cluster, pi *unstructured.Unstructured, dr drift) (bool, error) {
 	app, err := appOf(ctx, c, pi)
 	if err != nil || app == nil || !appIdle(app) {
 		return false, err
 	}
 	id := c.name + "/" + app.GetNamespace() + "/" + app.GetName()
-	if last, ok := d.deployed.lastKick(id); ok && last.drift == dr.id {
+	if last, ok := s.lastKick(id); ok && last.drift == dr.id {
 		return false, nil
 	}
 	if err := unstructured.SetNestedField(app.Object, true, "spec", "paused"); err != nil {
@@ -260,6 +260,6 @@ func (d *Driver) kick(ctx context.Context, c *cluster, pi *unstructured.Unstruct
 		}
 		return false, unreachable(c.name, err)
 	}
-	d.deployed.noteKick(id, kickRecord{generation: out.GetGeneration(), drift: dr.id})
+	s.noteKick(id, kickRecord{generation: out.GetGeneration(), drift: dr.id})
 	return true, nil
 }

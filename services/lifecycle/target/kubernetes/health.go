@@ -16,7 +16,7 @@ import (
 // health reads a SupervisorService's status from its PackageInstall's
 // conditions, as kapp-controller sets them, then resolves its
 // readyConditions on the live objects they select.
-func (d *Driver) health(ctx context.Context, c *cluster, pi *unstructured.Unstructured, obj *target.Object) error {
+func health(ctx context.Context, c *cluster, pi *unstructured.Unstructured, obj *target.Object) error {
 	conds, _, _ := unstructured.NestedSlice(pi.Object, "status", "conditions")
 	state := map[string]bool{}
 	for _, raw := range conds {

@@ -59,15 +59,14 @@ type Config struct {
 	RESTConfig func(supervisor string) (*rest.Config, error)
 }
 
-// Driver is the Kubernetes target driver.
-type Driver struct {
+// connections holds the clients of each Supervisor, connected on first
+// use, and the informers watching them once Watch started (watch.go).
+type connections struct {
 	cfg Config
 
 	mu       sync.Mutex
 	clusters map[string]*cluster
-	watch    *watchState
-	// deployed remembers deletions of package objects and kicks.
-	deployed *deployedState
+	watching *watchState
 }
 
 // cluster is one Supervisor's clients.
@@ -82,24 +81,6 @@ type cluster struct {
 	namespaces map[string]bool
 }
 
-var _ target.Driver = (*Driver)(nil)
-
-// New returns a driver; clusters are connected on first use.
-func New(cfg Config) *Driver {
-	return &Driver{cfg: cfg, clusters: map[string]*cluster{}, deployed: newDeployedState()}
-}
-
-// Close stops the informers.
-func (d *Driver) Close() error {
-	d.mu.Lock()
-	w := d.watch
-	d.mu.Unlock()
-	if w != nil {
-		w.stop()
-	}
-	return nil
-}
-
 // Handles reports whether the driver reaches k: SupervisorServices and
 // Secrets on Supervisors.
 func Handles(k target.Key) bool {
@@ -107,19 +88,19 @@ func Handles(k target.Key) bool {
 }
 
 // restConfig finds how to reach a Supervisor.
-func (d *Driver) restConfig(supervisor string) (*rest.Config, error) {
-	if d.cfg.RESTConfig != nil {
-		return d.cfg.RESTConfig(supervisor)
+func (cs *connections) restConfig(supervisor string) (*rest.Config, error) {
+	if cs.cfg.RESTConfig != nil {
+		return cs.cfg.RESTConfig(supervisor)
 	}
 	var file string
-	if d.cfg.KubeconfigFor != nil {
-		file = d.cfg.KubeconfigFor(supervisor)
+	if cs.cfg.KubeconfigFor != nil {
+		file = cs.cfg.KubeconfigFor(supervisor)
 	}
 	if file == "" {
-		file = d.cfg.Kubeconfigs[supervisor]
+		file = cs.cfg.Kubeconfigs[supervisor]
 	}
-	if file == "" && d.cfg.KubeconfigDir != "" {
-		file = filepath.Join(d.cfg.KubeconfigDir, supervisor+".kubeconfig")
+	if file == "" && cs.cfg.KubeconfigDir != "" {
+		file = filepath.Join(cs.cfg.KubeconfigDir, supervisor+".kubeconfig")
 		if _, err := os.Stat(file); err != nil {
 			return nil, fmt.Errorf("supervisor %s has no kubeconfig: %s does not exist (add it to --kubeconfig-dir, or set the inventory Supervisor's kubeconfig): %w",
 				supervisor, file, target.ErrUnreachable)
@@ -137,27 +118,27 @@ func (d *Driver) restConfig(supervisor string) (*rest.Config, error) {
 }
 
 // cluster returns the clients of a Supervisor, connecting on first use.
-func (d *Driver) cluster(supervisor string) (*cluster, error) {
+func (cs *connections) cluster(supervisor string) (*cluster, error) {
 	if supervisor == "" {
 		return nil, fmt.Errorf("a Supervisor resource names no Supervisor: %w", target.ErrUnreachable)
 	}
-	d.mu.Lock()
-	if c, ok := d.clusters[supervisor]; ok {
-		d.mu.Unlock()
+	cs.mu.Lock()
+	if c, ok := cs.clusters[supervisor]; ok {
+		cs.mu.Unlock()
 		return c, nil
 	}
-	c, err := d.connect(supervisor)
-	w := d.watch
-	d.mu.Unlock()
+	c, err := cs.connect(supervisor)
+	w := cs.watching
+	cs.mu.Unlock()
 	if err == nil && w != nil {
 		w.start(c)
 	}
 	return c, err
 }
 
-// connect builds a Supervisor's clients (d.mu held).
-func (d *Driver) connect(supervisor string) (*cluster, error) {
-	rc, err := d.restConfig(supervisor)
+// connect builds a Supervisor's clients (cs.mu held).
+func (cs *connections) connect(supervisor string) (*cluster, error) {
+	rc, err := cs.restConfig(supervisor)
 	if err != nil {
 		return nil, err
 	}
@@ -180,20 +161,20 @@ func (d *Driver) connect(supervisor string) (*cluster, error) {
 	if c.discovery, err = discovery.NewDiscoveryClientForConfig(dc); err != nil {
 		return nil, fmt.Errorf("supervisor %s: %w: %w", supervisor, err, target.ErrUnreachable)
 	}
-	d.clusters[supervisor] = c
+	cs.clusters[supervisor] = c
 	return c, nil
 }
 
 // known lists the Supervisors with a kubeconfig.
-func (d *Driver) known() []string {
+func (cs *connections) known() []string {
 	seen := map[string]bool{}
 	var out []string
-	for name := range d.cfg.Kubeconfigs {
+	for name := range cs.cfg.Kubeconfigs {
 		seen[name] = true
 		out = append(out, name)
 	}
-	if d.cfg.KubeconfigDir != "" {
-		matches, _ := filepath.Glob(filepath.Join(d.cfg.KubeconfigDir, "*.kubeconfig"))
+	if cs.cfg.KubeconfigDir != "" {
+		matches, _ := filepath.Glob(filepath.Join(cs.cfg.KubeconfigDir, "*.kubeconfig"))
 		for _, m := range matches {
 			name := filepath.Base(m[:len(m)-len(".kubeconfig")])
 			if !seen[name] {
@@ -202,13 +183,13 @@ func (d *Driver) known() []string {
 			}
 		}
 	}
-	d.mu.Lock()
-	for name := range d.clusters {
+	cs.mu.Lock()
+	for name := range cs.clusters {
 		if !seen[name] {
 			out = append(out, name)
 		}
 	}
-	d.mu.Unlock()
+	cs.mu.Unlock()
 	return out
 }
 

@@ -3,18 +3,15 @@ package kubernetes
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/util/retry"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -77,10 +74,16 @@ func (c *cluster) ensureNamespace(ctx context.Context, ns string, owner target.O
 	return nil
 }
 
-// Transfer implements target.Driver: owner and finalizers change, the
-// document does not.
-func (d *Driver) Transfer(ctx context.Context, k target.Key, owner target.Owner, finalizers []string) (target.Object, error) {
-	r, err := d.locate(ctx, k, "")
+// owners is Transfer, Release and Delete: what changes who holds a
+// resource, or lets it go.
+type owners struct {
+	conns  *connections
+	writer *writer
+	reader *reader
+}
+
+func (o *owners) transfer(ctx context.Context, k target.Key, owner target.Owner, finalizers []string) (target.Object, error) {
+	r, err := o.conns.locate(ctx, k, "")
 	if err != nil {
 		return target.Object{}, fmt.Errorf("transfer %s: %w", k, err)
 	}
@@ -90,28 +93,26 @@ func (d *Driver) Transfer(ctx context.Context, k target.Key, owner target.Owner,
 	if prev := ownerOf(r.anchor); !prev.IsZero() && prev.ServiceID != owner.ServiceID {
 		return target.Object{}, fmt.Errorf("transfer %s: owned by service %s: %w", k, prev.ServiceID, target.ErrOwnedByOther)
 	}
-	a, err := d.restamp(ctx, r, k, owner, finalizers)
+	a, err := o.restamp(ctx, r, k, owner, finalizers)
 	if err != nil {
 		return target.Object{}, fmt.Errorf("transfer %s: %w", k, err)
 	}
-	obj, err := d.read(ctx, r.c, k, a)
+	obj, err := o.reader.read(ctx, r.c, k, a)
 	if err != nil {
 		return target.Object{}, fmt.Errorf("transfer %s: %w", k, err)
 	}
 	return obj, nil
 }
 
-// Release implements target.Driver: the objects stay, without owner or
-// finalizers.
-func (d *Driver) Release(ctx context.Context, k target.Key) error {
-	r, err := d.locate(ctx, k, "")
+func (o *owners) release(ctx context.Context, k target.Key) error {
+	r, err := o.conns.locate(ctx, k, "")
 	if err != nil {
 		return fmt.Errorf("release %s: %w", k, err)
 	}
 	if r.anchor == nil {
 		return nil
 	}
-	if _, err := d.restamp(ctx, r, k, target.Owner{}, nil); err != nil {
+	if _, err := o.restamp(ctx, r, k, target.Owner{}, nil); err != nil {
 		return fmt.Errorf("release %s: %w", k, err)
 	}
 	return nil
@@ -119,7 +120,7 @@ func (d *Driver) Release(ctx context.Context, k target.Key) error {
 
 // restamp re-applies a resource's parts as they are wanted now, under a
 // new owner and finalizers: the same document, so nothing else changes.
-func (d *Driver) restamp(ctx context.Context, r *resource, k target.Key, owner target.Owner, finalizers []string) (applied, error) {
+func (o *owners) restamp(ctx context.Context, r *resource, k target.Key, owner target.Owner, finalizers []string) (applied, error) {
 	ann := r.anchor.GetAnnotations()
 	var doc map[string]any
 	if raw := ann[AnnotationDesired]; raw != "" {
@@ -129,23 +130,23 @@ func (d *Driver) restamp(ctx context.Context, r *resource, k target.Key, owner t
 	} else {
 		doc = observedDoc(r.anchor)
 	}
-	parts, waiting, err := d.parts(ctx, r, k, doc)
+	parts, waiting, err := partsOf(ctx, r, k, doc)
 	if err != nil || waiting != "" || r.anchor.GetDeletionTimestamp() != nil {
 		// The document cannot be rebuilt as it was (its values Secret is
 		// gone), or the anchor is being deleted (it takes no new
 		// finalizers): change the owner on the live objects instead.
-		return d.restampLive(ctx, r.c, k, r.anchor, owner, finalizers)
+		return o.restampLive(ctx, r.c, k, r.anchor, owner, finalizers)
 	}
 	raw, _ := json.Marshal(doc)
 	gen, _ := strconv.ParseInt(ann[AnnotationGeneration], 10, 64)
 	own := ownership{key: k, owner: owner, finalizers: finalizers, desired: string(raw), generation: max(gen, 1),
 		adopted: ann[AnnotationAdopted] == "true" || ownerOf(r.anchor).IsZero()}
-	return d.applyParts(ctx, r.c, parts, own, true, false)
+	return o.writer.applyParts(ctx, r.c, parts, own, true, false)
 }
 
 // restampLive sets the owner on a resource's live objects by update, and
 // the finalizers on its anchor (none on one being deleted).
-func (d *Driver) restampLive(ctx context.Context, c *cluster, k target.Key, anchor *unstructured.Unstructured, owner target.Owner, finalizers []string) (applied, error) {
+func (o *owners) restampLive(ctx context.Context, c *cluster, k target.Key, anchor *unstructured.Unstructured, owner target.Owner, finalizers []string) (applied, error) {
 	if k.Kind == kindSupervisorService {
 		sel := LabelKey + "=" + hashOf(k.String()) + "," + LabelPart + "!=" + partAnchor
 		for _, gvr := range []schema.GroupVersionResource{gvrSecret, gvrPackage, gvrPackageMetadata} {
@@ -154,28 +155,21 @@ func (d *Driver) restampLive(ctx context.Context, c *cluster, k target.Key, anch
 				return applied{}, unreachable(c.name, err)
 			}
 			for i := range list.Items {
-				if _, err := d.restampObject(ctx, c, gvr, &list.Items[i], owner, nil, false); err != nil {
+				if _, err := o.writer.restampObject(ctx, c, gvr, &list.Items[i], owner, nil, false); err != nil {
 					return applied{}, err
 				}
 			}
 		}
 	}
-	u, err := d.restampObject(ctx, c, anchorGVR(k), anchor, owner, finalizers, true)
+	u, err := o.writer.restampObject(ctx, c, anchorGVR(k), anchor, owner, finalizers, true)
 	return applied{anchor: u}, err
 }
 
-// Delete implements target.Driver: the anchor is deleted; once only the
-// Service Manager's finalizers hold it (kapp-controller has uninstalled the
-// package), the other parts are cleaned up and the finalizers removed.
-func (d *Driver) Delete(ctx context.Context, k target.Key) error {
-	if err := d.delete(ctx, k); err != nil {
-		return fmt.Errorf("delete %s: %w", k, err)
-	}
-	return nil
-}
-
-func (d *Driver) delete(ctx context.Context, k target.Key) error {
-	r, err := d.locate(ctx, k, "")
+// delete deletes the anchor; once only the Service Manager's finalizers
+// hold it (kapp-controller has uninstalled the package), the other parts
+// are cleaned up and the finalizers removed.
+func (o *owners) delete(ctx context.Context, k target.Key) error {
+	r, err := o.conns.locate(ctx, k, "")
 	if err != nil {
 		return err
 	}
@@ -202,11 +196,11 @@ func (d *Driver) delete(ctx context.Context, k target.Key) error {
 				r.anchor.GetKind(), r.ns, r.anchor.GetName(), strings.Join(others, ", "))
 		}
 	}
-	if err := d.deleteParts(ctx, r.c, k); err != nil {
+	if err := deleteParts(ctx, r.c, k); err != nil {
 		return err
 	}
 	if r.anchor != nil {
-		return d.dropFinalizers(ctx, r.c, gvr, r.anchor)
+		return o.writer.dropFinalizers(ctx, r.c, gvr, r.anchor)
 	}
 	return nil
 }
@@ -236,7 +230,7 @@ func ownFinalizersAll(u *unstructured.Unstructured) []string {
 }
 
 // deleteParts removes a resource's objects other than its anchor.
-func (d *Driver) deleteParts(ctx context.Context, c *cluster, k target.Key) error {
+func deleteParts(ctx context.Context, c *cluster, k target.Key) error {
 	if k.Kind != kindSupervisorService {
 		return nil
 	}
@@ -254,111 +248,4 @@ func (d *Driver) deleteParts(ctx context.Context, c *cluster, k target.Key) erro
 		}
 	}
 	return nil
-}
-
-// restampObject sets the owner of an object by update; on an anchor also
-// the Service Manager's finalizers (none while it is being deleted).
-func (d *Driver) restampObject(ctx context.Context, c *cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured,
-	owner target.Owner, finalizers []string, isAnchor bool) (*unstructured.Unstructured, error) {
-	res := c.dyn.Resource(gvr).Namespace(u.GetNamespace())
-	var out *unstructured.Unstructured
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := res.Get(ctx, u.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		ann, labels := cur.GetAnnotations(), cur.GetLabels()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		if isAnchor {
-			fin := foreignFinalizers(cur)
-			if cur.GetDeletionTimestamp() != nil {
-				finalizers = nil
-			}
-			for _, f := range finalizers {
-				fin = append(fin, k8sFinalizer(f))
-			}
-			cur.SetFinalizers(fin)
-			raw, _ := json.Marshal(finalizers)
-			ann[AnnotationFinalizers] = string(raw)
-		}
-		if owner.IsZero() {
-			delete(ann, AnnotationServiceID)
-			delete(ann, AnnotationOwnerVersion)
-			delete(labels, LabelService)
-		} else {
-			ann[AnnotationServiceID], ann[AnnotationOwnerVersion] = owner.ServiceID, owner.Version
-			labels[LabelService] = hashOf(owner.ServiceID)
-		}
-		cur.SetAnnotations(ann)
-		cur.SetLabels(labels)
-		out, err = res.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
-		if err == nil {
-			d.noteWrite(out)
-		}
-		return err
-	})
-	if apierrors.IsNotFound(err) {
-		return u, nil
-	}
-	return out, unreachable(c.name, err)
-}
-
-// dropFinalizers removes the Service Manager's finalizers from an object,
-// leaving other controllers' in place.
-func (d *Driver) dropFinalizers(ctx context.Context, c *cluster, gvr schema.GroupVersionResource, u *unstructured.Unstructured) error {
-	res := c.dyn.Resource(gvr).Namespace(u.GetNamespace())
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		cur, err := res.Get(ctx, u.GetName(), metav1.GetOptions{})
-		if err != nil {
-			return err
-		}
-		others := foreignFinalizers(cur)
-		if len(others) == len(cur.GetFinalizers()) {
-			return nil
-		}
-		cur.SetFinalizers(others)
-		u, err := res.Update(ctx, cur, metav1.UpdateOptions{FieldManager: FieldManager})
-		if err == nil {
-			d.noteWrite(u)
-		}
-		return err
-	})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return unreachable(c.name, err)
-}
-
-// abandonTerminating lets go of an anchor someone deleted while the
-// Service Manager still wants it, and waits until it is gone, so it can be
-// created again.
-func (d *Driver) abandonTerminating(ctx context.Context, r *resource, k target.Key) error {
-	gvr := anchorGVR(k)
-	if err := d.dropFinalizers(ctx, r.c, gvr, r.anchor); err != nil {
-		return err
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		_, err := r.c.dyn.Resource(gvr).Namespace(r.ns).Get(ctx, r.anchor.GetName(), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		if err != nil {
-			return unreachable(k.Scope, err)
-		}
-		if time.Now().After(deadline) {
-			return errors.New(r.anchor.GetKind() + " " + r.ns + "/" + r.anchor.GetName() + " was deleted on the cluster and is still terminating (finalizers " +
-				strings.Join(foreignFinalizers(r.anchor), ", ") + "); it is created again once it is gone")
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

@@ -19,16 +19,23 @@ import (
 // on the cluster no longer match it, so the controllers re-apply it.
 const AnnotationDrift = "vcfsm.dev/drift"
 
-// Get implements target.Driver.
-func (d *Driver) Get(ctx context.Context, k target.Key) (target.Object, error) {
-	r, err := d.locate(ctx, k, "")
+// reader is Get, List and Secrets: it turns what is on a cluster into the
+// Objects the domain sees, with their health and drift.
+type reader struct {
+	conns    *connections
+	deployed *deployedState
+}
+
+// get reads one resource.
+func (rd *reader) get(ctx context.Context, k target.Key) (target.Object, error) {
+	r, err := rd.conns.locate(ctx, k, "")
 	if err != nil {
 		return target.Object{}, fmt.Errorf("get %s: %w", k, err)
 	}
 	if r.anchor == nil {
 		return target.Object{}, fmt.Errorf("%s: %w", k, target.ErrNotFound)
 	}
-	obj, err := d.read(ctx, r.c, k, applied{anchor: r.anchor})
+	obj, err := rd.read(ctx, r.c, k, applied{anchor: r.anchor})
 	if err != nil {
 		return target.Object{}, fmt.Errorf("get %s: %w", k, err)
 	}
@@ -38,7 +45,7 @@ func (d *Driver) Get(ctx context.Context, k target.Key) (target.Object, error) {
 // read turns a resource's anchor into the Object the domain sees: the
 // desired document (marked when the cluster drifted from it), owner,
 // finalizers and health.
-func (d *Driver) read(ctx context.Context, c *cluster, k target.Key, a applied) (target.Object, error) {
+func (rd *reader) read(ctx context.Context, c *cluster, k target.Key, a applied) (target.Object, error) {
 	u := a.anchor
 	ann := u.GetAnnotations()
 	gen, _ := strconv.ParseInt(ann[AnnotationGeneration], 10, 64)
@@ -49,7 +56,7 @@ func (d *Driver) read(ctx context.Context, c *cluster, k target.Key, a applied) 
 		if err := json.Unmarshal([]byte(raw), &obj.Spec); err != nil {
 			return target.Object{}, fmt.Errorf("%s/%s: annotation %s: %w", u.GetNamespace(), u.GetName(), AnnotationDesired, err)
 		}
-		drift, err := d.drift(ctx, c, k, u, obj.Spec)
+		drift, err := driftOf(ctx, c, k, u, obj.Spec)
 		if err != nil {
 			return target.Object{}, err
 		}
@@ -70,10 +77,10 @@ func (d *Driver) read(ctx context.Context, c *cluster, k target.Key, a applied) 
 		return obj, nil
 	}
 	if k.Kind == kindSupervisorService {
-		if err := d.health(ctx, c, u, &obj); err != nil {
+		if err := health(ctx, c, u, &obj); err != nil {
 			return target.Object{}, err
 		}
-		if err := d.readDeployed(ctx, c, u, &obj); err != nil {
+		if err := rd.readDeployed(ctx, c, u, &obj); err != nil {
 			return target.Object{}, err
 		}
 	}
@@ -83,11 +90,11 @@ func (d *Driver) read(ctx context.Context, c *cluster, k target.Key, a applied) 
 // readDeployed reports drift of what kapp-controller deployed from the
 // package: the resource is Busy until kapp-controller put it back (Apply
 // asks it to), and its document is marked so the controllers re-apply.
-func (d *Driver) readDeployed(ctx context.Context, c *cluster, pi *unstructured.Unstructured, obj *target.Object) error {
+func (rd *reader) readDeployed(ctx context.Context, c *cluster, pi *unstructured.Unstructured, obj *target.Object) error {
 	if pi.GetAnnotations()[AnnotationDesired] == "" {
 		return nil // not applied by the Service Manager: not its to correct
 	}
-	dr, err := d.deployedDrift(ctx, c, pi)
+	dr, err := rd.deployed.drift(ctx, c, pi)
 	if err != nil || dr.msg == "" {
 		return err
 	}
@@ -128,12 +135,12 @@ func observedDoc(u *unstructured.Unstructured) map[string]any {
 	return clone(doc)
 }
 
-// drift compares the parts on the cluster with what the desired document
+// driftOf compares the parts on the cluster with what the desired document
 // makes of them: a part missing, or a field the Service Manager set holding
 // another value, is drift. Fields others added are not.
-func (d *Driver) drift(ctx context.Context, c *cluster, k target.Key, anchor *unstructured.Unstructured, doc map[string]any) (string, error) {
+func driftOf(ctx context.Context, c *cluster, k target.Key, anchor *unstructured.Unstructured, doc map[string]any) (string, error) {
 	r := &resource{c: c, ns: anchor.GetNamespace(), anchor: anchor}
-	parts, _, err := d.parts(ctx, r, k, doc)
+	parts, _, err := partsOf(ctx, r, k, doc)
 	if err != nil {
 		return "", nil //nolint:nilerr // a document the driver cannot rebuild is reported by Apply, not as drift
 	}
@@ -191,20 +198,20 @@ func contains(have, want any) bool {
 	return reflect.DeepEqual(have, want)
 }
 
-// List implements target.Driver: the anchors the service owns on every
-// Supervisor the driver knows.
-func (d *Driver) List(ctx context.Context, serviceID string) ([]target.Object, error) {
+// list finds the anchors the service owns on every Supervisor the driver
+// knows.
+func (rd *reader) list(ctx context.Context, serviceID string) ([]target.Object, error) {
 	sel := LabelManagedBy + "=" + managedByValue + "," + LabelPart + "=" + partAnchor
 	if serviceID != "" {
 		sel += "," + LabelService + "=" + hashOf(serviceID)
 	}
 	var out []target.Object
-	for _, sup := range d.known() {
-		c, err := d.cluster(sup)
+	for _, sup := range rd.conns.known() {
+		c, err := rd.conns.cluster(sup)
 		if err != nil {
 			return nil, fmt.Errorf("list: %w", err)
 		}
-		objs, err := d.listOwned(ctx, c, sel, serviceID)
+		objs, err := rd.listOwned(ctx, c, sel, serviceID)
 		if err != nil {
 			return nil, err
 		}
@@ -213,7 +220,7 @@ func (d *Driver) List(ctx context.Context, serviceID string) ([]target.Object, e
 	return out, nil
 }
 
-func (d *Driver) listOwned(ctx context.Context, c *cluster, sel, serviceID string) ([]target.Object, error) {
+func (rd *reader) listOwned(ctx context.Context, c *cluster, sel, serviceID string) ([]target.Object, error) {
 	var out []target.Object
 	for _, kind := range []string{kindSecret, kindSupervisorService} {
 		k := target.Key{System: target.SystemSupervisor, Scope: c.name, Kind: kind}
@@ -230,7 +237,7 @@ func (d *Driver) listOwned(ctx context.Context, c *cluster, sel, serviceID strin
 			if !ok || key.Scope != c.name {
 				continue
 			}
-			obj, err := d.read(ctx, c, key, applied{anchor: u})
+			obj, err := rd.read(ctx, c, key, applied{anchor: u})
 			if err != nil {
 				return nil, err
 			}
@@ -249,9 +256,9 @@ func parseKey(s string) (target.Key, bool) {
 	return target.Key{System: parts[0], Scope: parts[1], Kind: parts[2], Identity: parts[3]}, true
 }
 
-// Secrets implements target.Driver.
-func (d *Driver) Secrets(ctx context.Context, supervisor, namespace string) (map[string]map[string][]byte, error) {
-	c, err := d.cluster(supervisor)
+// secrets returns the data of the Secrets in a Supervisor namespace.
+func (rd *reader) secrets(ctx context.Context, supervisor, namespace string) (map[string]map[string][]byte, error) {
+	c, err := rd.conns.cluster(supervisor)
 	if err != nil {
 		return nil, fmt.Errorf("secrets of %s: %w", namespace, err)
 	}

@@ -29,10 +29,15 @@ var DefaultRequest = simulator.DefaultRequest
 // place on a cluster; without one, capacity is the nodes' allocatable.
 const CapacityLabel = "vcfsm.dev/capacity"
 
-// Stage implements target.Driver: a server-side dry run (dryRun=All) of
-// every object the resource becomes. What the API server refuses (schema,
-// CEL rules, admission) is reported as Rejected with its message.
-func (d *Driver) Stage(ctx context.Context, want target.Desired) (target.Staged, error) {
+// stager answers the dynamic pre-checks: Stage (a server-side dry run),
+// Facts and KubernetesVersion.
+type stager struct {
+	conns  *connections
+	writer *writer
+}
+
+// stage dry-runs every object the resource becomes.
+func (sg *stager) stage(ctx context.Context, want target.Desired) (target.Staged, error) {
 	st := target.Staged{Reachable: true}
 	if want.Kind == kindSupervisorService {
 		q, err := requests(want.Spec)
@@ -41,7 +46,7 @@ func (d *Driver) Stage(ctx context.Context, want target.Desired) (target.Staged,
 		}
 		st.Requested = q
 	}
-	c, err := d.cluster(want.Scope)
+	c, err := sg.conns.cluster(want.Scope)
 	if err != nil {
 		return target.Staged{Reachable: false, Message: err.Error(), Requested: st.Requested}, nil
 	}
@@ -60,12 +65,12 @@ func (d *Driver) Stage(ctx context.Context, want target.Desired) (target.Staged,
 	} else if err != nil {
 		return target.Staged{Reachable: false, Message: unreachable(want.Scope, err).Error(), Requested: st.Requested}, nil
 	}
-	parts, err := d.stagedParts(want, r.ns)
+	parts, err := stagedParts(want, r.ns)
 	if err != nil {
 		return rejected(st, err), nil
 	}
 	own := ownership{key: want.Key, owner: want.Owner, finalizers: want.Finalizers, desired: "{}", generation: 1}
-	if _, err := d.applyParts(ctx, c, parts, own, false, true); err != nil {
+	if _, err := sg.writer.applyParts(ctx, c, parts, own, false, true); err != nil {
 		if errors.Is(err, target.ErrUnreachable) {
 			return target.Staged{Reachable: false, Message: err.Error(), Requested: st.Requested}, nil
 		}
@@ -83,7 +88,7 @@ func rejected(st target.Staged, err error) target.Staged {
 
 // stagedParts builds the objects without reading the cluster: values are
 // resolved at apply time, a placeholder stands in.
-func (d *Driver) stagedParts(want target.Desired, ns string) ([]part, error) {
+func stagedParts(want target.Desired, ns string) ([]part, error) {
 	if want.Kind == kindSecret {
 		_, name, err := secretName(want.Key)
 		if err != nil {
@@ -114,23 +119,23 @@ func requests(doc map[string]any) (target.Quota, error) {
 	return q, nil
 }
 
-// Facts implements target.Driver for the named Supervisors: reachability,
-// the Kubernetes version, capacity and the APIs discovery reports.
-func (d *Driver) Facts(ctx context.Context, supervisors []string) (target.Facts, error) {
+// facts reports each named Supervisor's reachability, Kubernetes version,
+// capacity and the APIs discovery reports.
+func (sg *stager) facts(ctx context.Context, supervisors []string) target.Facts {
 	var f target.Facts
 	for _, name := range supervisors {
-		f.Supervisors = append(f.Supervisors, d.supervisorFacts(ctx, name))
+		f.Supervisors = append(f.Supervisors, sg.supervisorFacts(ctx, name))
 	}
-	return f, nil
+	return f
 }
 
 // SupervisorServiceAPI is what the Service Manager's SupervisorService
 // needs a cluster to serve: kapp-controller's APIs.
 var SupervisorServiceAPI = []string{"data.packaging.carvel.dev/v1alpha1/Package", "data.packaging.carvel.dev/v1alpha1/PackageMetadata", "packaging.carvel.dev/v1alpha1/PackageInstall"}
 
-func (d *Driver) supervisorFacts(ctx context.Context, name string) target.SupervisorFacts {
+func (sg *stager) supervisorFacts(ctx context.Context, name string) target.SupervisorFacts {
 	sf := target.SupervisorFacts{Name: name}
-	c, err := d.cluster(name)
+	c, err := sg.conns.cluster(name)
 	if err != nil {
 		return sf
 	}
@@ -155,13 +160,13 @@ func (d *Driver) supervisorFacts(ctx context.Context, name string) target.Superv
 	if servesKapp {
 		sf.SupportedAPIs = append(sf.SupportedAPIs, "services.vcfa.broadcom.com/v2/SupervisorService")
 	}
-	sf.Available = d.capacity(ctx, c)
+	sf.Available = capacity(ctx, c)
 	return sf
 }
 
 // capacity is what labelled ResourceQuotas leave (hard − used), or else
 // the sum of the nodes' allocatable.
-func (d *Driver) capacity(ctx context.Context, c *cluster) target.Quota {
+func capacity(ctx context.Context, c *cluster) target.Quota {
 	quotas, err := c.kube.CoreV1().ResourceQuotas("").List(ctx, metav1.ListOptions{LabelSelector: CapacityLabel})
 	if err == nil && len(quotas.Items) > 0 {
 		var q target.Quota
@@ -195,9 +200,9 @@ func (d *Driver) capacity(ctx context.Context, c *cluster) target.Quota {
 	return q
 }
 
-// KubernetesVersion reports a Supervisor's Kubernetes version (/version).
-func (d *Driver) KubernetesVersion(supervisor string) (string, error) {
-	c, err := d.cluster(supervisor)
+// kubernetesVersion is a Supervisor's Kubernetes version (/version).
+func (sg *stager) kubernetesVersion(supervisor string) (string, error) {
+	c, err := sg.conns.cluster(supervisor)
 	if err != nil {
 		return "", err
 	}

@@ -9,11 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
-
-var _ target.Watcher = (*Driver)(nil)
 
 // watchState runs one informer factory per cluster over the objects the
 // Service Manager manages (by label), and reports changes it did not make.
@@ -31,24 +27,24 @@ type watchState struct {
 	ours map[string]struct{}
 }
 
-// Watch implements target.Watcher: informers on every known Supervisor
-// (and each one connected later) until ctx ends or the driver closes.
-// Nothing is polled: a change arrives as a watch event.
-func (d *Driver) Watch(ctx context.Context, changed func(serviceID string)) error {
+// watch starts informers on every known Supervisor (and each one
+// connected later) until ctx ends or the driver closes; a second call does
+// nothing.
+func (cs *connections) watch(ctx context.Context, changed func(serviceID string), deployed *deployedState) {
 	wctx, cancel := context.WithCancel(ctx)
-	w := &watchState{ctx: wctx, cancel: cancel, changed: changed, deployed: d.deployed, ours: map[string]struct{}{}}
-	d.mu.Lock()
-	if d.watch != nil {
-		d.mu.Unlock()
+	w := &watchState{ctx: wctx, cancel: cancel, changed: changed, deployed: deployed, ours: map[string]struct{}{}}
+	cs.mu.Lock()
+	if cs.watching != nil {
+		cs.mu.Unlock()
 		cancel()
-		return nil
+		return
 	}
-	d.watch = w
+	cs.watching = w
 	var connected []*cluster
-	for _, c := range d.clusters {
+	for _, c := range cs.clusters {
 		connected = append(connected, c)
 	}
-	d.mu.Unlock()
+	cs.mu.Unlock()
 	for _, c := range connected {
 		w.start(c)
 	}
@@ -58,14 +54,13 @@ func (d *Driver) Watch(ctx context.Context, changed func(serviceID string)) erro
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		for _, name := range d.known() {
+		for _, name := range cs.known() {
 			if wctx.Err() != nil {
 				return
 			}
-			_, _ = d.cluster(name)
+			_, _ = cs.cluster(name)
 		}
 	}()
-	return nil
 }
 
 // watched are the kinds whose owned objects are watched for drift.
@@ -254,10 +249,20 @@ func (w *watchState) stop() {
 	}
 }
 
-// noteWrite records a write when watching.
-func (d *Driver) noteWrite(u *unstructured.Unstructured) {
-	d.mu.Lock()
-	w := d.watch
-	d.mu.Unlock()
+// noteWrite records one of the driver's writes when watching.
+func (cs *connections) noteWrite(u *unstructured.Unstructured) {
+	cs.mu.Lock()
+	w := cs.watching
+	cs.mu.Unlock()
 	w.wrote(u)
+}
+
+// stopWatch stops the informers, if Watch started them.
+func (cs *connections) stopWatch() {
+	cs.mu.Lock()
+	w := cs.watching
+	cs.mu.Unlock()
+	if w != nil {
+		w.stop()
+	}
 }
