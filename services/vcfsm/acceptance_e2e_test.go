@@ -22,7 +22,7 @@ type acceptancePlan struct {
 
 // accepting is what a PATCH upgrading id to src adds to accept what the
 // plan says the new version changes ("" when nothing).
-func (w *world) accepting(t testing.TB, id, src string) string {
+func accepting(t testing.TB, w *world, id, src string) string {
 	t.Helper()
 	resp := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/upgrade-plan", map[string]any{"source": src})
 	require.Equal(t, http.StatusOK, resp.Status, "%s", resp.Body)

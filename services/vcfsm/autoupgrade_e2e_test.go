@@ -18,7 +18,7 @@ func (w *world) register(t testing.TB, v arcturusVersion) {
 }
 
 // upgradesTo counts the service's upgrade operations to a version.
-func (w *world) upgradesTo(t testing.TB, id, version string) int {
+func upgradesTo(t testing.TB, w *world, id, version string) int {
 	n := 0
 	for _, op := range w.history(t, id).Operations {
 		if op.Type == "upgrade" && op.ToVersion == version {
@@ -53,8 +53,8 @@ func TestAutoUpgradePicksWell(t *testing.T) {
 	poll(t, "the automatic upgrade to 1.1.0", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
 		return v.Version == "1.1.0" && v.Status == "Healthy"
 	})
-	require.Zero(t, w.upgradesTo(t, id, "1.3.0"), "the incompatible version is never tried")
-	require.Zero(t, w.upgradesTo(t, id, "1.2.0-rc.1"), "no pre-release without opting in")
+	require.Zero(t, upgradesTo(t, w, id, "1.3.0"), "the incompatible version is never tried")
+	require.Zero(t, upgradesTo(t, w, id, "1.2.0-rc.1"), "no pre-release without opting in")
 
 	patch(t, w, id, `{"autoUpgradePrereleases":true}`, http.StatusAccepted)
 	v := poll(t, "the automatic upgrade to the pre-release", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
@@ -71,13 +71,13 @@ func TestAutoUpgradePicksWell(t *testing.T) {
 	failing.Rights = []string{"RIGHT_ORGANIZATION_VIEW", "RIGHT_ORG_TRAVERSE"}
 	w.register(t, failing)
 	poll(t, "the failed automatic upgrade rolled back", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
-		return w.upgradesTo(t, id, "1.4.0") == 1 && v.Version == "1.2.0-rc.1" && v.Status == "Healthy" && v.Phase == ""
+		return upgradesTo(t, w, id, "1.4.0") == 1 && v.Version == "1.2.0-rc.1" && v.Status == "Healthy" && v.Phase == ""
 	})
 	versions := string(w.box.Do(t, http.MethodGet, "/v2/vcf-service-versions", nil).Body)
 	require.Contains(t, versions, "the automatic upgrade of service "+id)
 	deadline := time.Now().Add(3 * time.Second) // over 30 reconcile intervals: the old retry delay
 	for time.Now().Before(deadline) {
-		require.Equal(t, 1, w.upgradesTo(t, id, "1.4.0"), "1.4.0 is not picked again before it is cleared")
+		require.Equal(t, 1, upgradesTo(t, w, id, "1.4.0"), "1.4.0 is not picked again before it is cleared")
 		require.Equal(t, "1.2.0-rc.1", w.get(t, id).Version)
 	}
 

@@ -12,7 +12,7 @@ import (
 )
 
 // configures counts the service's configure operations that ended.
-func (w *world) configures(t testing.TB, id string) int {
+func configures(t testing.TB, w *world, id string) int {
 	n := 0
 	for _, op := range w.history(t, id).Operations {
 		if op.Type == "configure" && op.Outcome == "Succeeded" {
@@ -52,7 +52,7 @@ func TestPatchPhaseEveryValue(t *testing.T) {
 	// On an active service, five phases re-apply its configuration.
 	for i, p := range []string{"Configuring", "Editing", "Publishing", "Resolving", "Installing"} {
 		patch(t, w, id, `{"phase":"`+p+`"}`, http.StatusAccepted)
-		poll(t, p+" re-applied", 60*time.Second, func() int { return w.configures(t, id) }, func(n int) bool { return n == i+1 })
+		poll(t, p+" re-applied", 60*time.Second, func() int { return configures(t, w, id) }, func(n int) bool { return n == i+1 })
 		w.waitStatus(t, id, "Healthy")
 	}
 

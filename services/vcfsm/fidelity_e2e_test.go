@@ -138,7 +138,7 @@ func TestRegionLinkedSecretServesHTTPSHook(t *testing.T) {
 		`{"severity":"Warning","message":"disk 91% full"},{"severity":"info","message":"3 replicas ready"}]}`)
 	src2 := w.publishOrion(t, "1.1.0", annotations, ca.PEM)
 	// Its GlobalRole's name carries the version: the grants change.
-	accept := w.accepting(t, id, src2)
+	accept := accepting(t, w, id, src2)
 	require.NotEmpty(t, accept)
 	patch(t, w, id, `{"source":"`+src2+`"`+accept+`}`, http.StatusAccepted)
 	v = poll(t, "the upgrade to be refused", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
