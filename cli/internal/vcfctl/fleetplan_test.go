@@ -26,6 +26,9 @@ func TestFleetPlanKeptAndExecuted(t *testing.T) {
 	require.NotContains(t, out, "Plan kept", "nothing kept without --store")
 
 	res := w.run(t, "service", "plan", arcturusName, "--source", src2, "--rollout", strategy, "--store")
+	require.Equal(t, vcfctl.ExitUsage, res.code, "2.0.0 changes its grants: the approval must accept them\n%s%s", res.out, res.errOut)
+	require.Contains(t, res.errOut, "--accept-plan-grants")
+	res = w.run(t, "service", "plan", arcturusName, "--source", src2, "--rollout", strategy, "--store", "--accept-eula", "--accept-signatures", "--accept-plan-grants")
 	require.Equal(t, vcfctl.ExitOK, res.code, "%s%s", res.out, res.errOut)
 	m := regexp.MustCompile(`Plan kept as (plan-[0-9a-f-]+) until `).FindStringSubmatch(res.out + res.errOut)
 	require.NotNil(t, m, "%s%s", res.out, res.errOut)

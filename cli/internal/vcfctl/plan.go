@@ -1,7 +1,9 @@
 package vcfctl
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"io"
 	"net/http"
 	"strings"
@@ -20,13 +22,14 @@ func (sc serviceChanges) planCmd() *cobra.Command {
 	var output string
 	var store bool
 	c := &cobra.Command{
-		Use:   "plan SERVICE (--source URL | --version VERSION) [--rollout FILE | --strategy NAME | --all-at-once] [--store] [-o table|json|yaml]",
+		Use:   "plan SERVICE (--source URL | --version VERSION) [--rollout FILE | --strategy NAME | --all-at-once] [--store [--accept-eula] [--accept-signatures] [--accept-plan-grants]] [-o table|json|yaml]",
 		Short: "Preview an upgrade: version path, checks, hook results and resource changes with diffs",
 		Long: "Preview an upgrade without changing anything. Exits 3 when the upgrade would be blocked,\n" +
 			"so scripts can gate an upgrade on its plan.\n\n" +
 			"When the upgrade rolls out in waves (--rollout FILE, --strategy NAME, or the service's or the\n" +
 			"provider's default) the plan has a line per Supervisor: its wave, when its maintenance window\n" +
-			"opens, and what blocks it. --store keeps an allowed plan (24 hours): 'vcfctl service upgrade\n" +
+			"opens, and what blocks it. --store keeps an allowed plan (24 hours), with what its approval\n" +
+			"accepts of the new version (--accept-eula, --accept-signatures, --accept-plan-grants): 'vcfctl service upgrade\n" +
 			"SERVICE --plan ID' executes it as approved, and is refused if the service, the inventory or\n" +
 			"the catalog changed since.",
 		Args:              exactArgs("SERVICE"),
@@ -46,7 +49,18 @@ func (sc serviceChanges) planCmd() *cobra.Command {
 			if rollout != nil {
 				body["rollout"] = rollout
 			}
+			accepting := o.eula || o.signatures || o.planGrants
+			if accepting && !store {
+				return usageErr("--accept-eula, --accept-signatures and --accept-plan-grants go with --store: the kept plan's approval accepts them")
+			}
 			return sc.sess.withService(cmd, args[0], func(cl *api.Client, id string) error {
+				// A plan kept without accepting what the new version changes could
+				// never execute: vcfctl asks first and refuses that (exit 2).
+				if store {
+					if err := sc.planAcceptance(cmd.Context(), cl, id, o, body); err != nil {
+						return file.place(err, "rollout.")
+					}
+				}
 				raw, err := cl.Do(cmd.Context(), http.MethodPost, servicePath(id, "upgrade-plan"), body)
 				if err != nil {
 					return file.place(err, "rollout.")
@@ -75,8 +89,28 @@ func (sc serviceChanges) planCmd() *cobra.Command {
 	c.Flags().StringVar(&o.strategy, "strategy", "", "plan the upgrade as a rollout by a strategy of the provider's")
 	c.Flags().BoolVar(&o.allAtOnce, "all-at-once", false, "plan the upgrade all at once, even when a default strategy applies")
 	c.Flags().BoolVar(&store, "store", false, "keep an allowed plan so 'vcfctl service upgrade --plan ID' executes it as approved")
+	c.Flags().BoolVar(&o.eula, "accept-eula", false, "with --store: the approval accepts the new version's EULA")
+	c.Flags().BoolVar(&o.signatures, "accept-signatures", false, "with --store: the approval accepts the new version's signatures")
+	c.Flags().BoolVar(&o.planGrants, "accept-plan-grants", false, "with --store: the approval accepts exactly the access grants the plan shows (printed)")
 	outputFlag(c, &output, formatTable, formatJSON, formatYAML)
 	return c
+}
+
+// planAcceptance asks for the plan once without keeping it, to learn what
+// the new version changes, and adds to body what the kept plan's approval
+// accepts (the grants exactly as this plan shows them).
+func (sc serviceChanges) planAcceptance(ctx context.Context, cl *api.Client, id string, o upgradeOpts, body map[string]any) error {
+	probe := maps.Clone(body)
+	probe["store"] = false
+	raw, err := cl.Do(ctx, http.MethodPost, servicePath(id, "upgrade-plan"), probe)
+	if err != nil {
+		return err
+	}
+	var p lifecyclev1.UpgradePlan
+	if err := decode(raw, &p); err != nil {
+		return err
+	}
+	return acceptFor(sc.out.report, &p, o, body)
 }
 
 // keptPlan says how to execute a stored plan, or why none was kept.

@@ -3653,7 +3653,11 @@ type PreviewUpgradeRequest struct {
 	Rollout *RolloutRequest `protobuf:"bytes,4,opt,name=rollout,proto3" json:"rollout,omitempty"`
 	// Keep the plan so the upgrade can execute it as approved (plan_id on
 	// PATCH/PUT); only an allowed plan is kept.
-	Store         bool `protobuf:"varint,5,opt,name=store,proto3" json:"store,omitempty"`
+	Store bool `protobuf:"varint,5,opt,name=store,proto3" json:"store,omitempty"`
+	// With store: what the approval accepts of the new version (its EULA,
+	// signatures and access grants, as the plan shows them). Executing the
+	// plan accepts them unless the upgrade request carries its own.
+	Accepted      *Accepted `protobuf:"bytes,6,opt,name=accepted,proto3" json:"accepted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3721,6 +3725,13 @@ func (x *PreviewUpgradeRequest) GetStore() bool {
 		return x.Store
 	}
 	return false
+}
+
+func (x *PreviewUpgradeRequest) GetAccepted() *Accepted {
+	if x != nil {
+		return x.Accepted
+	}
+	return nil
 }
 
 // PreviewUpgradeResponse carries the upgrade plan.
@@ -5545,13 +5556,14 @@ const file_vcfservices_lifecycle_v1_messages_proto_rawDesc = "" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12%\n" +
 	"\x0etarget_version\x18\x02 \x01(\tR\rtargetVersion\"Y\n" +
 	"\x17RollbackServiceResponse\x12>\n" +
-	"\aservice\x18\x01 \x01(\v2$.vcfservices.lifecycle.v1.VcfServiceR\aservice\"\xc0\x01\n" +
+	"\aservice\x18\x01 \x01(\v2$.vcfservices.lifecycle.v1.VcfServiceR\aservice\"\x80\x02\n" +
 	"\x15PreviewUpgradeRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x12%\n" +
 	"\x0etarget_version\x18\x03 \x01(\tR\rtargetVersion\x12B\n" +
 	"\arollout\x18\x04 \x01(\v2(.vcfservices.lifecycle.v1.RolloutRequestR\arollout\x12\x14\n" +
-	"\x05store\x18\x05 \x01(\bR\x05store\"S\n" +
+	"\x05store\x18\x05 \x01(\bR\x05store\x12>\n" +
+	"\baccepted\x18\x06 \x01(\v2\".vcfservices.lifecycle.v1.AcceptedR\baccepted\"S\n" +
 	"\x16PreviewUpgradeResponse\x129\n" +
 	"\x04plan\x18\x01 \x01(\v2%.vcfservices.lifecycle.v1.UpgradePlanR\x04plan\"\xf7\x06\n" +
 	"\vUpgradePlan\x12!\n" +
@@ -5856,35 +5868,36 @@ var file_vcfservices_lifecycle_v1_messages_proto_depIdxs = []int32{
 	83, // 65: vcfservices.lifecycle.v1.RenderAccessGrantsResponse.access_grants:type_name -> google.protobuf.Struct
 	0,  // 66: vcfservices.lifecycle.v1.RollbackServiceResponse.service:type_name -> vcfservices.lifecycle.v1.VcfService
 	89, // 67: vcfservices.lifecycle.v1.PreviewUpgradeRequest.rollout:type_name -> vcfservices.lifecycle.v1.RolloutRequest
-	52, // 68: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
-	88, // 69: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	54, // 70: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
-	92, // 71: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
-	55, // 72: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	83, // 73: vcfservices.lifecycle.v1.UpgradePlan.access_grants:type_name -> google.protobuf.Struct
-	11, // 74: vcfservices.lifecycle.v1.UpgradePlan.access_grants_diff:type_name -> vcfservices.lifecycle.v1.AccessGrantsDiff
-	53, // 75: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
-	88, // 76: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
-	88, // 77: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
-	55, // 78: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
-	88, // 79: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
-	15, // 80: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
-	14, // 81: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
-	62, // 82: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	93, // 83: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
-	10, // 84: vcfservices.lifecycle.v1.ServiceVersion.built_in_by:type_name -> vcfservices.lifecycle.v1.OverrideRecord
-	62, // 85: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
-	84, // 86: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	84, // 87: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
-	84, // 88: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
-	70, // 89: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
-	71, // 90: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
-	88, // 91: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
-	92, // [92:92] is the sub-list for method output_type
-	92, // [92:92] is the sub-list for method input_type
-	92, // [92:92] is the sub-list for extension type_name
-	92, // [92:92] is the sub-list for extension extendee
-	0,  // [0:92] is the sub-list for field type_name
+	3,  // 68: vcfservices.lifecycle.v1.PreviewUpgradeRequest.accepted:type_name -> vcfservices.lifecycle.v1.Accepted
+	52, // 69: vcfservices.lifecycle.v1.PreviewUpgradeResponse.plan:type_name -> vcfservices.lifecycle.v1.UpgradePlan
+	88, // 70: vcfservices.lifecycle.v1.UpgradePlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	54, // 71: vcfservices.lifecycle.v1.UpgradePlan.hook:type_name -> vcfservices.lifecycle.v1.HookReport
+	92, // 72: vcfservices.lifecycle.v1.UpgradePlan.dynamic_checks:type_name -> vcfservices.common.v1.PreCheckReport
+	55, // 73: vcfservices.lifecycle.v1.UpgradePlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	83, // 74: vcfservices.lifecycle.v1.UpgradePlan.access_grants:type_name -> google.protobuf.Struct
+	11, // 75: vcfservices.lifecycle.v1.UpgradePlan.access_grants_diff:type_name -> vcfservices.lifecycle.v1.AccessGrantsDiff
+	53, // 76: vcfservices.lifecycle.v1.UpgradePlan.targets:type_name -> vcfservices.lifecycle.v1.TargetPlan
+	88, // 77: vcfservices.lifecycle.v1.TargetPlan.compatibility:type_name -> vcfservices.common.v1.CheckResult
+	88, // 78: vcfservices.lifecycle.v1.TargetPlan.hook:type_name -> vcfservices.common.v1.CheckResult
+	55, // 79: vcfservices.lifecycle.v1.TargetPlan.resources:type_name -> vcfservices.lifecycle.v1.ResourcePlanEntry
+	88, // 80: vcfservices.lifecycle.v1.HookReport.results:type_name -> vcfservices.common.v1.CheckResult
+	15, // 81: vcfservices.lifecycle.v1.ListServiceHistoryResponse.operations:type_name -> vcfservices.lifecycle.v1.Operation
+	14, // 82: vcfservices.lifecycle.v1.WatchServiceResponse.operation:type_name -> vcfservices.lifecycle.v1.OperationProgress
+	62, // 83: vcfservices.lifecycle.v1.RegisterServiceVersionResponse.version:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	93, // 84: vcfservices.lifecycle.v1.ServiceVersion.quarantine:type_name -> vcfservices.lifecycle.v1.Quarantine
+	10, // 85: vcfservices.lifecycle.v1.ServiceVersion.built_in_by:type_name -> vcfservices.lifecycle.v1.OverrideRecord
+	62, // 86: vcfservices.lifecycle.v1.ListServiceVersionsResponse.versions:type_name -> vcfservices.lifecycle.v1.ServiceVersion
+	84, // 87: vcfservices.lifecycle.v1.GetPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 88: vcfservices.lifecycle.v1.PutPlatformInventoryRequest.inventory:type_name -> vcfservices.common.v1.Inventory
+	84, // 89: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.inventory:type_name -> vcfservices.common.v1.Inventory
+	70, // 90: vcfservices.lifecycle.v1.PutPlatformInventoryResponse.supervisor_upgrades:type_name -> vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse
+	71, // 91: vcfservices.lifecycle.v1.CheckSupervisorUpgradeResponse.services:type_name -> vcfservices.lifecycle.v1.ServiceCompatibility
+	88, // 92: vcfservices.lifecycle.v1.ServiceCompatibility.results:type_name -> vcfservices.common.v1.CheckResult
+	93, // [93:93] is the sub-list for method output_type
+	93, // [93:93] is the sub-list for method input_type
+	93, // [93:93] is the sub-list for extension type_name
+	93, // [93:93] is the sub-list for extension extendee
+	0,  // [0:93] is the sub-list for field type_name
 }
 
 func init() { file_vcfservices_lifecycle_v1_messages_proto_init() }

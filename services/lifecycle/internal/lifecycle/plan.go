@@ -20,7 +20,10 @@ type StoredPlan struct {
 	Source      string           `json:"source"`
 	Digest      string           `json:"digest"`
 	Strategy    *RolloutStrategy `json:"strategy,omitempty"`
-	Basis       PlanBasis        `json:"basis"`
+	// Accepted is what the approval accepted of the new version; the
+	// upgrade executing the plan accepts it unless it says otherwise.
+	Accepted *Accepted `json:"accepted,omitempty"`
+	Basis    PlanBasis `json:"basis"`
 	CreatedAt   time.Time        `json:"createdAt"`
 	By          string           `json:"by,omitempty"`
 }

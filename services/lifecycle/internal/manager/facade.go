@@ -122,13 +122,13 @@ func (m *Manager) RenderAccessGrants(ctx context.Context, id string, in lifecycl
 // PreviewUpgrade runs an upgrade's checks without changing anything (reads).
 // With store, an allowed plan is kept (ops) so the upgrade can execute it
 // as approved: the plan comes back with its id and expiry.
-func (m *Manager) PreviewUpgrade(ctx context.Context, req reads.PreviewRequest, store bool, by string) (*reads.UpgradePlan, error) {
+func (m *Manager) PreviewUpgrade(ctx context.Context, req reads.PreviewRequest, store bool, accepted *lifecycle.Accepted, by string) (*reads.UpgradePlan, error) {
 	plan, err := m.previews.PreviewUpgrade(ctx, req)
 	if err != nil || !store || !plan.Allowed {
 		return plan, err
 	}
 	kept, err := m.runner.StorePlan(ctx, &lifecycle.StoredPlan{ServiceID: req.ID, FromVersion: plan.FromVersion, ToVersion: plan.ToVersion,
-		Source: plan.Source, Digest: plan.Digest, Strategy: plan.Strategy, Basis: plan.Basis, By: by})
+		Source: plan.Source, Digest: plan.Digest, Strategy: plan.Strategy, Accepted: accepted, Basis: plan.Basis, By: by})
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,6 @@ func TestPreviewWithoutItsBundleIsUnavailable(t *testing.T) {
 	require.ErrorIs(t, err, lifecycle.ErrUnavailable)
 	require.ErrorIs(t, err, bundle.ErrNotFound, "the cause stays in the message")
 	require.Contains(t, err.Error(), svc.Digest)
-	_, err = m.PreviewUpgrade(ctx, reads.PreviewRequest{ID: svc.ID, TargetVersion: "2.0.0"}, false, "")
+	_, err = m.PreviewUpgrade(ctx, reads.PreviewRequest{ID: svc.ID, TargetVersion: "2.0.0"}, false, nil, "")
 	require.ErrorIs(t, err, lifecycle.ErrUnavailable)
 }

@@ -66,6 +66,10 @@ func (r *Runner) applyPlan(ctx context.Context, current *lifecycle.Service, c *C
 	} else {
 		c.Rollout = &lifecycle.RolloutRequest{None: true}
 	}
+	if c.Accepted == nil && p.Accepted != nil {
+		a := *p.Accepted
+		c.Accepted = &a
+	}
 	c.planDigest = p.Digest
 	return nil
 }

@@ -324,7 +324,7 @@ func (h *Handler) PreviewUpgrade(ctx context.Context, req *lifecyclev1.PreviewUp
 		}
 	}
 	plan, err := h.m.PreviewUpgrade(ctx, reads.PreviewRequest{ID: req.GetId(), Source: req.GetSource(), TargetVersion: req.GetTargetVersion(), Rollout: rollout},
-		req.GetStore(), auth.Principal(ctx))
+		req.GetStore(), acceptedOf(req.GetAccepted()), auth.Principal(ctx))
 	if err != nil {
 		return nil, err
 	}
