@@ -41,7 +41,7 @@ func TestConsoleRolloutApproval(t *testing.T) {
 	w := newWorld(t, fastRollouts)
 	id := w.installed(t, w.publish(t, v1))
 	src2 := w.publish(t, v2)
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, `,"approval":true`)+`}}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, `,"approval":true`)+`}}`, http.StatusAccepted)
 	waitRollout(t, w, id, "WaitingApproval")
 	b := newBrowser(t, w.box.URL)
 
@@ -111,7 +111,11 @@ func TestConsoleRolloutApproval(t *testing.T) {
 func TestConsoleRolloutRolledBackAndQuarantineCleared(t *testing.T) {
 	w := newWorld(t, fastRollouts)
 	id := w.installed(t, w.publish(t, v1))
-	src2 := w.publish(t, v2)
+	// A 2.0.0 with 1.0.0's access grants: the console's upgrade page has
+	// nothing to accept (accepting changed terms is vcfctl's and REST's).
+	next := v1
+	next.Version = "2.0.0"
+	src2 := w.publish(t, next)
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Scope: "supervisor-eu1", Kind: "SupervisorService", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
 	put := w.box.Do(t, http.MethodPut, "/v2/rollout-strategies", []byte(`{"strategies":[{"name":"canary-first","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true}]}]}`))
 	require.Equal(t, http.StatusOK, put.Status, "%s", put.Body)

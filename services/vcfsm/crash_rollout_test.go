@@ -194,7 +194,7 @@ func runRolloutCrash(t *testing.T, bin string, peers peerServices, sc rolloutCra
 		next = points[0]
 		c.restart(t, next)
 	}
-	patch(t, c.world, id, `{"source":"`+c.v2+`","rollout":{"strategy":`+threeWaves+`}}`, http.StatusAccepted)
+	patch(t, c.world, id, `{"source":"`+c.v2+`"`+acceptV2+`,"rollout":{"strategy":`+threeWaves+`}}`, http.StatusAccepted)
 	for i := range points {
 		c.waitFailpoint(t)
 		c.kill(t)

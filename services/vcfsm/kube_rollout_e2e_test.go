@@ -113,7 +113,7 @@ func TestKubernetesRolloutRollsBackFirstWave(t *testing.T) {
 	next.SSVersion = "1.0.0" // the same package: kapp-controller could not take it back from a newer one
 	src2 := w.publish(t, next)
 	strategy := `{"gateTimeout":"60s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true}]}`
-	patch(t, w.world, id, `{"source":"`+src2+`","rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
+	patch(t, w.world, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
 
 	// Wave 1 moved vc1: its PackageInstall holds the new document, owned by
 	// 2.0.0, while wave 2 waits for eu1.
@@ -153,7 +153,7 @@ func TestKubernetesRolloutRollsBackFirstWave(t *testing.T) {
 	require.Equal(t, http.StatusOK, versions.Status, "%s", versions.Body)
 	require.Contains(t, string(versions.Body), `"quarantine"`, "2.0.0 is quarantined")
 	require.Contains(t, string(versions.Body), r.OperationID, "the quarantine names the rollout")
-	refused := w.box.Do(t, http.MethodPatch, "/v2/vcf-services/"+id, map[string]any{"source": src2})
+	refused := w.box.Do(t, http.MethodPatch, "/v2/vcf-services/"+id, []byte(`{"source":"`+src2+`"`+acceptV2+`}`))
 	require.Equal(t, http.StatusBadRequest, refused.Status, "%s", refused.Body)
 	require.Contains(t, string(refused.Body), "quarantined")
 }

@@ -268,7 +268,7 @@ func TestRolloutRetriesAFailedTransfer(t *testing.T) {
 	src2 := w.publish(t, v2)
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Scope: "supervisor-vc1", Kind: "SupervisorService", Op: "transfer", Effect: simulator.EffectUnreachable, Times: 1}))
 
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
 	r := waitRollout(t, w, id, "Succeeded")
 	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
 		v, st := r.target(sup)

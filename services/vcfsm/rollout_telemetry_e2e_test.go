@@ -87,7 +87,7 @@ func TestRolloutMetricsAndSpans(t *testing.T) {
 	src2 := w.publish(t, v2)
 	before := scrape(t, w.box.MetricsURL)
 
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, `,"approval":true`)+`}}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, `,"approval":true`)+`}}`, http.StatusAccepted)
 	waitRollout(t, w, id, "WaitingApproval")
 	held := scrape(t, w.box.MetricsURL)
 	require.Equal(t, 1, held.count("vcfsm_lifecycle_rollouts", "state", "WaitingApproval"))
@@ -137,7 +137,7 @@ func TestRolloutRollbackMetricsAndSpans(t *testing.T) {
 	src2 := w.publish(t, v2)
 	require.NoError(t, w.sim.InjectFault(simulator.Fault{Scope: "supervisor-eu1", Kind: "SupervisorService", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
 
-	patch(t, w, id, `{"source":"`+src2+`","rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+fmt.Sprintf(canaryThenRest, "")+`}}`, http.StatusAccepted)
 	waitRollout(t, w, id, "RolledBack")
 	m := poll(t, "the rollout counted as RolledBack", 30*time.Second, func() metrics { return scrape(t, w.box.MetricsURL) }, func(m metrics) bool {
 		return m.count("vcfsm_lifecycle_rollouts_finished_total", "state", "RolledBack") == 1
