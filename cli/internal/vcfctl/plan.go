@@ -3,8 +3,8 @@ package vcfctl
 import (
 	"context"
 	"fmt"
-	"maps"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 

@@ -22,10 +22,10 @@ type StoredPlan struct {
 	Strategy    *RolloutStrategy `json:"strategy,omitempty"`
 	// Accepted is what the approval accepted of the new version; the
 	// upgrade executing the plan accepts it unless it says otherwise.
-	Accepted *Accepted `json:"accepted,omitempty"`
-	Basis    PlanBasis `json:"basis"`
-	CreatedAt   time.Time        `json:"createdAt"`
-	By          string           `json:"by,omitempty"`
+	Accepted  *Accepted `json:"accepted,omitempty"`
+	Basis     PlanBasis `json:"basis"`
+	CreatedAt time.Time `json:"createdAt"`
+	By        string    `json:"by,omitempty"`
 }
 
 // PlanBasis fingerprints what a plan was computed from, part by part, so
