@@ -42,6 +42,10 @@ var (
 	forced   = acc("gone", "none", "deleted at once: what it reaches is removed, finalizers stripped")
 	dupe     = refused(conflict409, "already registered", "", "").decided()
 	noRollbk = refused(bad400, noPrev, "", "")
+	// PATCH phase Configuring re-applies an active service's configuration:
+	// refused 400 naming the state of one that is not active (decisions.md,
+	// "PATCH phase takes all eight values").
+	noPhase = refused(bad400, "re-applies an active service's configuration", "", "").decided()
 )
 
 func withEnd(o outcome, end, targets string) outcome {
@@ -74,7 +78,7 @@ func registeringCells() map[string]outcome {
 		"accepted":           acc("", "", "stored; checked against a render when it is activated"),
 		"source":             busy,
 		"labels":             acc("", "", "stored"),
-		"phase":              acc("", "", "nothing to re-apply: it is inactive").decided(),
+		"phase":              noPhase,
 		"put":                acc("", "", "fields replaced; nothing to apply"),
 		"put-decommissioned": refused(conflict409, "forceDelete=true", "", "").decided(),
 		"delete":             refused(conflict409, "forceDelete=true", "", "").decided(),
@@ -100,7 +104,7 @@ func inactiveCells(status string) map[string]outcome {
 		"accepted":           acc("inactive/Ready", "none", "acceptance checked against a fresh render: Ready"),
 		"source":             acc2("inactive/Unresolved", "none", "the version changes, nothing is applied; activation needs the new version's acceptance (like a fresh registration)"),
 		"labels":             acc("", "", "stored"),
-		"phase":              acc("", "", "nothing to re-apply: it is inactive").decided(),
+		"phase":              noPhase,
 		"put":                acc("", "", "fields replaced; nothing to apply"),
 		"put-decommissioned": acc("gone", "none", "as DELETE"),
 		"delete":             gone202,
@@ -239,7 +243,10 @@ func upgradingCells() map[string]outcome {
 }
 
 func upgradeFailedCells() map[string]outcome {
-	maint := refused(conflict409, "", "", "")
+	// A partial upgrade leaves it Unhealthy, held in maintenance until a
+	// rollback or a retry with the same source (decisions.md, "A partially
+	// failed upgrade stays in maintenance").
+	maint := refused(conflict409, "is in maintenance after a partial upgrade to 2.0.0", "", "")
 	cells := fill(map[string]outcome{
 		"create":             dupe,
 		"values":             maint.decided(),
@@ -254,15 +261,15 @@ func upgradeFailedCells() map[string]outcome {
 		"put-decommissioned": acc("gone", "none", "as DELETE"),
 		"delete":             gone202,
 		"delete-force":       forced,
-		"rollback":           acc("active/Healthy", "v1", "the failed version goes to maintenance, 1.0.0 is restored"),
+		"rollback":           acc("active/Healthy", "v1", "leaves the maintenance: 1.0.0 is restored"),
 		"supervisor-upgrade": {Code: http.StatusOK, Msg: "blocked", Note: "the package allows <9.5.0.0"},
-		"auto-upgrade":       acc("", "", "a failed upgrade is not retried automatically").decided(),
+		"auto-upgrade":       acc("", "", "stored; a failed upgrade is not retried automatically").decided(),
 		"auto-rollback":      acc("active/Healthy", "v1", "the retried upgrade fails; rolled back to 1.0.0 at once"),
 		"reconcile":          acc("", "", "the controllers skip a service in maintenance").code(http.StatusOK),
 		"rollout":            acc("", "", "the upgrade is retried in waves (and fails again)"),
-	}, "active/Maintenance", "partial")
+	}, "active/Unhealthy", "partial")
 	for k, o := range cells {
-		if o.End == "active/Maintenance" && o.Version == "" {
+		if o.End == "active/Unhealthy" && o.Version == "" {
 			o.Version = "2.0.0"
 			cells[k] = o
 		}
@@ -275,15 +282,15 @@ func unavailableCells() map[string]outcome {
 		"create":             dupe,
 		"values":             acc("", "", "rendered; applied where reachable, the rest retried"),
 		"activate":           acc("", "", "already active: nothing to do"),
-		"deactivate":         acc("inactive/Unavailable", "only:Secret", "what it reaches is removed, the rest retried until the Supervisor answers").decided(),
+		"deactivate":         acc("inactive/Unhealthy", "only:Secret", "what it reaches is removed, the rest retried until the step's bound (30s); past it Unhealthy, still inactive (Unavailable is an active service's status)").decided(),
 		"pause":              acc("paused/Unavailable", "v1", "the controllers skip it"),
 		"accepted":           acc("", "", "stored"),
 		"source":             acc("", "", "the pre-checks cannot stage on the Supervisor: the upgrade does not start"),
 		"labels":             acc("", "", "stored"),
 		"phase":              acc("", "", "re-applied where reachable"),
 		"put":                acc("", "", "nothing changed"),
-		"put-decommissioned": acc("decommissioned/Unavailable", "only:Secret", "as DELETE"),
-		"delete":             acc("decommissioned/Unavailable", "only:Secret", "what it reaches is removed, the rest retried").decided(),
+		"put-decommissioned": acc("decommissioned/Unhealthy", "only:Secret", "as DELETE").decided(),
+		"delete":             acc("decommissioned/Unhealthy", "only:Secret", "what it reaches is removed, the rest retried until the step's bound (30s); past it the operation is Stuck and the service Unhealthy (Unavailable is an active service's status); forceDelete=true starts it again").decided(),
 		"delete-force":       acc("gone", "only:Secret", "what it reaches is removed; the unreachable Secret is listed as an orphan"),
 		"rollback":           noRollbk,
 		"supervisor-upgrade": {Code: http.StatusOK, Msg: "blocked", Note: "the package allows <9.5.0.0"},
@@ -305,12 +312,12 @@ func pausedCells() map[string]outcome {
 		"accepted":           acc("", "", "stored"),
 		"source":             paused,
 		"labels":             acc("", "", "stored"),
-		"phase":              acc("", "", "nothing is re-applied while paused").decided(),
+		"phase":              noPhase,
 		"put":                acc("", "", "nothing changed"),
 		"put-decommissioned": acc("gone", "none", "as DELETE"),
 		"delete":             gone202,
 		"delete-force":       forced,
-		"rollback":           noRollbk,
+		"rollback":           refused(conflict409, "is paused: resume it before rolling back", "", "").decided(),
 		"supervisor-upgrade": {Code: http.StatusOK, Msg: "blocked", Note: "the package allows <9.5.0.0"},
 		"auto-upgrade":       acc("", "", "a paused service is not upgraded automatically"),
 		"auto-rollback":      paused,
@@ -330,7 +337,7 @@ func deleteFailedCells() map[string]outcome {
 		"accepted":           del,
 		"source":             del,
 		"labels":             del,
-		"phase":              del,
+		"phase":              noPhase,
 		"put":                del,
 		"put-decommissioned": acc("", "", "as DELETE"),
 		"delete":             acc("", "", "already decommissioned; the target still refuses: it stays Unhealthy"),

@@ -210,8 +210,10 @@ func (m *modelRun) reachActive() error {
 			return err
 		}
 		v, err := m.waitView("the upgrade to fail", func(v view) bool { return v.Outcome != "" && !running(v) })
-		if err == nil && v.Status != "Maintenance" {
-			err = fmt.Errorf("a partially failed upgrade ends %s (operation %s), not active/Maintenance", v.End(), v.Outcome)
+		// Decided (issue 24): a partial upgrade leaves the service Unhealthy,
+		// held in maintenance until a rollback or a retry.
+		if err == nil && v.Status != "Unhealthy" {
+			err = fmt.Errorf("a partially failed upgrade ends %s (operation %s), not active/Unhealthy", v.End(), v.Outcome)
 		}
 		return err
 	case "unavailable":

@@ -69,7 +69,7 @@ var modelRows = []modelRow{
 	{"healthy", "active", "Healthy", "activated, every resource Healthy", "v1"},
 	{"unhealthy", "active", "Unhealthy", "active, a resource reports an error on its target", "v1"},
 	{"upgrading", "active", "Maintenance", "PATCH source while a target is still applying a resource of the new version", "v2"},
-	{"upgrade-failed", "active", "Maintenance", "PATCH source whose new resource is refused by one Supervisor (a partial upgrade)", "partial"},
+	{"upgrade-failed", "active", "Unhealthy", "PATCH source whose new resource is refused by one Supervisor (a partial upgrade: Unhealthy, held in maintenance until rolled back or retried)", "partial"},
 	{"unavailable", "active", "Unavailable", "active, a Supervisor holding its resources does not answer", "v1"},
 	{"paused", "paused", "Healthy", "active and Healthy, then PATCH lifecycleState: paused", "v1"},
 	{"delete-failed", "decommissioned", "Unhealthy", "DELETE whose removal of a resource the target refuses", "only:GlobalRole"},
