@@ -69,7 +69,11 @@ func TestPatchPhaseEveryValue(t *testing.T) {
 	resp = patch(t, w, id, `{"phase":"Uninstalling","lifecycleState":"paused"}`, http.StatusBadRequest)
 	require.Contains(t, string(resp.Body), "send one")
 	patch(t, w, id, `{"phase":"Uninstalling"}`, http.StatusAccepted)
-	poll(t, "inactive", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool { return v.LifecycleState == "inactive" })
+	// Deactivation is an operation (it removes the resources): Deleting
+	// waits for it to end.
+	poll(t, "deactivated", 60*time.Second, func() svcView { return w.get(t, id) }, func(v svcView) bool {
+		return v.LifecycleState == "inactive" && v.Status == "Ready"
+	})
 	patch(t, w, id, `{"phase":"Deleting"}`, http.StatusAccepted)
 	poll(t, "deleted", 60*time.Second, func() int {
 		return w.box.Do(t, http.MethodGet, "/v2/vcf-services/"+id, nil).Status

@@ -91,7 +91,9 @@ var randomActions = []randomAction{
 			e.accepted, e.state, e.statuses = true, "active", statuses("Healthy")
 			return e
 		}},
-	{"deactivate", func(e expected) bool { return e.exists && e.state != "inactive" },
+	// paused → inactive is refused (seed 002: from paused only active, or
+	// DELETE); deactivation is an active service's.
+	{"deactivate", func(e expected) bool { return e.exists && e.state == "active" },
 		func(r *randomRun, _ expected) (reply, error) { return r.patch(`{"lifecycleState":"inactive"}`) }, http.StatusAccepted,
 		func(_ *randomRun, e expected) expected { e.state, e.statuses = "inactive", statuses("Ready"); return e }},
 	{"pause", func(e expected) bool { return e.exists && e.state == "active" },
@@ -103,16 +105,19 @@ var randomActions = []randomAction{
 	{"upgrade while inactive", func(e expected) bool { return e.exists && e.version == "1.0.0" && e.state == "inactive" },
 		func(r *randomRun, _ expected) (reply, error) { return r.patch(`{"source":"` + r.s.v2 + `"}`) }, http.StatusAccepted,
 		func(_ *randomRun, e expected) expected {
-			// Like a fresh registration: nothing applied, and activation
-			// needs the new version's acceptance.
-			e.version, e.upgraded, e.accepted = "2.0.0", true, false
+			// Like a fresh registration: nothing applied, activation needs
+			// the new version's acceptance, and there is no earlier live
+			// version to roll back to.
+			e.version, e.upgraded, e.accepted = "2.0.0", false, false
 			e.statuses = statuses("Unresolved", "Ready")
 			return e
 		}},
 	{"upgrade while paused", func(e expected) bool { return e.exists && e.version == "1.0.0" && e.state == "paused" },
 		func(r *randomRun, _ expected) (reply, error) { return r.patch(`{"source":"` + r.s.v2 + `"}`) }, http.StatusConflict,
 		same},
-	{"rollback", func(e expected) bool { return e.exists && e.version == "2.0.0" && e.state == "active" },
+	// A rollback needs a version an upgrade replaced: not after an
+	// inactive service's version change (nothing was live before it).
+	{"rollback", func(e expected) bool { return e.exists && e.version == "2.0.0" && e.upgraded && e.state == "active" },
 		func(r *randomRun, _ expected) (reply, error) {
 			return call(r.c.box, http.MethodPost, "/v2/vcf-services/"+r.s.id+"/rollback", map[string]any{})
 		}, http.StatusAccepted,
