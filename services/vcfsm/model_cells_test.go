@@ -204,7 +204,7 @@ func unhealthyCells() map[string]outcome {
 		cells[k] = o
 	}
 	cells["auto-upgrade"] = acc2("active/Unhealthy", "v2", "upgraded to the newest compatible registered version (an upgrade may fix it)")
-	cells["auto-rollback"] = acc("active/Unhealthy", "v1", "the upgrade fails on one Supervisor; rolled back to 1.0.0 (still unhealthy)")
+	cells["auto-rollback"] = acc2("active/Unhealthy", "v1", "the upgrade fails on one Supervisor; the automatic rollback moves every resource back to 1.0.0 but fails on the GlobalRole that was already unhealthy: the rollback ends Failed, the service Unhealthy, still recorded at 2.0.0 (a retried rollback finishes it)").decided()
 	cells["source"] = acc2("active/Unhealthy", "v2", "an upgrade may fix it: it runs (the GlobalRole stays unhealthy)")
 	cells["rollout"] = acc("active/Maintenance", "partial", "the canary wave (us-west-1) moves but is not Healthy: the rollout holds before the rest").decided()
 	return cells
@@ -297,7 +297,7 @@ func unavailableCells() map[string]outcome {
 		"auto-upgrade":       acc("", "", "an unavailable service is not upgraded automatically").decided(),
 		"auto-rollback":      acc("", "", "the pre-checks cannot stage on the Supervisor: the upgrade does not start"),
 		"reconcile":          acc("", "", "the controllers restore it (its target answers)").code(http.StatusOK),
-		"rollout":            acc("", "", "the pre-checks cannot stage on the Supervisor: the upgrade does not start"),
+		"rollout":            acc2("active/Unhealthy", "partial", "wave 1 (us-west-1) passes its gate and moves; wave 2's gate cannot reach the Supervisor and its step is stuck past its time bound: Unhealthy, partly moved, the administrator aborts (rolls back) or fixes the Supervisor. A gap to revisit: a wave whose gate cannot run should wait or fail the wave, not stick").decided(),
 	}, "active/Unavailable", "v1")
 }
 

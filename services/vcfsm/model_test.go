@@ -149,18 +149,35 @@ func settleCell(m *modelRun, want outcome, res *cellResult) error {
 			return look()
 		})
 	}
-	if err := until(60*time.Second, look); err != nil {
-		return err
+	// It must settle there: match, then hold for a second. A passing
+	// flicker (Busy while the controllers re-read the targets after an
+	// operation) is waited out; a wrong operation started in the
+	// background moves it away for good and fails.
+	overall := time.Now().Add(60 * time.Second)
+	for {
+		if err := until(time.Until(overall), look); err != nil {
+			return err
+		}
+		held, err := holds(look)
+		if held {
+			return nil
+		}
+		if time.Now().After(overall) {
+			return fmt.Errorf("matched, then moved to %s %s (%s): %w", res.end.End(), res.end.Version, res.targets, err)
+		}
 	}
-	// It must hold: a wrong operation started in the background shows here.
+}
+
+// holds reports whether look keeps matching for a second.
+func holds(look func() (bool, error)) (bool, error) {
 	deadline := time.Now().Add(time.Second)
 	for time.Now().Before(deadline) {
 		if ok, err := look(); !ok || err != nil {
-			return fmt.Errorf("matched, then moved to %s %s (%s): %w", res.end.End(), res.end.Version, res.targets, err)
+			return false, err
 		}
 		<-time.After(50 * time.Millisecond)
 	}
-	return nil
+	return true, nil
 }
 
 func wantVersion(o outcome) string {
