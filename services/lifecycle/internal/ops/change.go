@@ -126,7 +126,7 @@ func (c *Change) validate(bundles lifecycle.Bundles) error {
 		return err
 	}
 	if c.Accepted != nil && c.Accepted.AccessGrants != nil {
-		if _, err := canonicalJSON(c.Accepted.AccessGrants); err != nil {
+		if _, err := steps.CanonicalJSON(c.Accepted.AccessGrants); err != nil {
 			return fmt.Errorf("accepted.accessGrants: %w: %w", err, lifecycle.ErrInvalidArgument)
 		}
 	}

@@ -170,12 +170,16 @@ func grantValues(m map[string]any) []GrantValue {
 
 // SameJSON compares two JSON documents by value (nil is {}).
 func SameJSON(a, b map[string]any) bool {
-	ja, err1 := canonical(a)
-	jb, err2 := canonical(b)
+	ja, err1 := CanonicalJSON(a)
+	jb, err2 := CanonicalJSON(b)
 	return err1 == nil && err2 == nil && bytes.Equal(ja, jb)
 }
 
-func canonical(m map[string]any) ([]byte, error) {
+// CanonicalJSON is m as JSON with its numbers and nesting normalised: a
+// round trip through encoding/json makes every number a float64 and every
+// object a map, whose keys it then writes sorted, so two documents that
+// are the same JSON compare equal however they were built.
+func CanonicalJSON(m map[string]any) ([]byte, error) {
 	if m == nil {
 		m = map[string]any{}
 	}
