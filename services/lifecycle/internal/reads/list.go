@@ -158,17 +158,20 @@ func (r *Reader) List(ctx context.Context, q ListQuery) (*ListResult, error) {
 
 // matching returns the services the query matches, in order up to its
 // page, shared (read-only): from the memo when the services have not
-// changed since the same filter and sort were asked.
+// changed since the same filter and sort were asked, from the memo moved
+// to the current services when they have.
 func (r *Reader) matching(ctx context.Context, filter string, lq listQuery) []*lifecycle.Service {
 	all := r.d.Repo.Services(ctx)
 	key := listKey{filter: filter, sortField: lq.sortField, desc: lq.desc}
 	// Only the services up to the asked page need ordering; a page of
 	// size 0 (the count only) needs none.
 	need := lq.page * lq.size
-	e, ok := r.lists.get(all, key)
+	e, ok := r.lists.get(key)
 	switch {
 	case !ok:
-		e.services = filterServices(all, lq.filter)
+		e = matchAll(all, lq.filter)
+	case !sameSnapshot(e.snapshot, all):
+		e = e.follow(all, lq.filter)
 	case e.ordered >= need:
 		return e.services
 	default:
@@ -177,27 +180,8 @@ func (r *Reader) matching(ctx context.Context, filter string, lq listQuery) []*l
 	if need > 0 {
 		e.ordered = sortServices(e.services, lq.sortField, lq.desc, need)
 	}
-	r.lists.put(all, key, e)
+	r.lists.put(key, e)
 	return e.services
-}
-
-// filterServices returns the services a list shows (not those
-// decommissioned and done) that filter (nil: all) matches.
-func filterServices(all []*lifecycle.Service, filter fiql.Node) []*lifecycle.Service {
-	matched := make([]*lifecycle.Service, 0, len(all))
-	var cur *lifecycle.Service
-	get := func(sel string) (string, bool) { return fieldOf(cur, sel) }
-	for _, s := range all {
-		if s.LifecycleState == lifecycle.StateDecommissioned && s.ActiveOperation == "" {
-			continue
-		}
-		cur = s
-		if filter != nil && !filter.Eval(get) {
-			continue
-		}
-		matched = append(matched, s)
-	}
-	return matched
 }
 
 // listQuery is a validated ListQuery.

@@ -72,7 +72,8 @@ func (r *Repo) reset(recs []store.Record, changed func(string, *lifecycle.Servic
 	}
 	r.mu.Lock()
 	old := r.services
-	r.services, r.snapshot = fresh, nil
+	r.services = fresh
+	r.snapshot.forget()
 	r.mu.Unlock()
 	for id, svc := range fresh {
 		if o, ok := old[id]; !ok || o.Revision != svc.Revision {
@@ -100,7 +101,7 @@ func (r *Repo) apply(id string, svc *lifecycle.Service, changed func(string, *li
 	default:
 		r.services[id] = svc
 	}
-	r.snapshot = nil
+	r.snapshot.touch(id)
 	r.mu.Unlock()
 	if svc == nil {
 		changed(id, nil)

@@ -34,8 +34,8 @@ type Repo struct {
 
 	mu       sync.RWMutex
 	services map[string]*lifecycle.Service
-	// snapshot is the services as a slice, rebuilt after writes.
-	snapshot []*lifecycle.Service
+	// snapshot is the services as a slice, patched after writes.
+	snapshot servicesSlice
 
 	catalogs catalogCache
 	// view is how far the service cache has followed the store.
@@ -76,7 +76,7 @@ func (r *Repo) Refresh(ctx context.Context) error {
 	}
 	r.mu.Lock()
 	r.services = m
-	r.snapshot = nil
+	r.snapshot.forget()
 	r.mu.Unlock()
 	r.catalogs.drop("")
 	return nil
@@ -108,23 +108,19 @@ func (r *Repo) SharedService(_ context.Context, id string) (*lifecycle.Service, 
 }
 
 // Services returns every service, in no particular order. The slice and
-// its values are shared snapshots: callers must not modify them.
+// its values are shared snapshots: callers must not modify them. A service
+// keeps its position from one slice to the next while others change, so
+// two slices can be compared position by position (snapshot.go).
 func (r *Repo) Services(context.Context) []*lifecycle.Service {
 	r.mu.RLock()
-	snap := r.snapshot
+	fresh, snap := r.snapshot.fresh(), r.snapshot.slice
 	r.mu.RUnlock()
-	if snap != nil {
+	if fresh {
 		return snap
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.snapshot == nil {
-		r.snapshot = make([]*lifecycle.Service, 0, len(r.services))
-		for _, s := range r.services {
-			r.snapshot = append(r.snapshot, s)
-		}
-	}
-	return r.snapshot
+	return r.snapshot.current(r.services)
 }
 
 // Update runs fn in one store transaction and refreshes the cache with the
@@ -144,8 +140,8 @@ func (r *Repo) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
 		return translate(err)
 	}
 	r.mu.Lock()
-	r.snapshot = nil
 	for id, svc := range t.written {
+		r.snapshot.touch(id)
 		if svc == nil {
 			delete(r.services, id)
 		} else {
