@@ -14,7 +14,12 @@ import (
 // SealSecrets makes the repository seal at rest with keys (sealed.go);
 // call before use, then Refresh: the service cache was read with the keys
 // it had.
-func (r *Repo) SealSecrets(keys *seal.Keyring) { r.keys = keys }
+func (r *Repo) SealSecrets(keys *seal.Keyring) {
+	r.keys = keys
+	// What was decoded with the old keys is not kept: a key taken away
+	// must stop opening its records.
+	r.resources.reset()
+}
 
 // sealed reports which resources are encrypted at rest: all of them. A
 // Secret holds secrets by definition, and every other kind is rendered

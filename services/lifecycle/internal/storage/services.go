@@ -38,6 +38,8 @@ type Repo struct {
 	snapshot servicesSlice
 
 	catalogs catalogCache
+	// resources keeps decoded resource records (resmemo.go).
+	resources resourceMemo
 	// view is how far the service cache has followed the store.
 	view viewRevision
 }
@@ -128,7 +130,7 @@ func (r *Repo) Services(context.Context) []*lifecycle.Service {
 func (r *Repo) Update(ctx context.Context, fn func(lifecycle.Tx) error) error {
 	var t *tx
 	err := r.s.Update(ctx, func(stx store.Tx) error {
-		t = &tx{stx: stx, written: map[string]*lifecycle.Service{}, keys: r.keys, cached: r.cachedAt}
+		t = &tx{stx: stx, written: map[string]*lifecycle.Service{}, keys: r.keys, cached: r.cachedAt, resources: &r.resources}
 		return fn(t)
 	})
 	if t != nil && len(t.catalogNames) > 0 {
@@ -165,7 +167,7 @@ func (r *Repo) Resources(ctx context.Context, serviceID string) ([]*lifecycle.Re
 	if err != nil {
 		return nil, err
 	}
-	return decodeResources(r.keys, recs)
+	return r.resources.decode(r.keys, serviceID, recs)
 }
 
 // Operations lists a service's operations, oldest first.
@@ -264,6 +266,8 @@ type tx struct {
 	cached func(id string, revision int64) *lifecycle.Service
 	// catalogNames are the package names whose catalog entries were written.
 	catalogNames []string
+	// resources keeps decoded resource records (resmemo.go).
+	resources *resourceMemo
 }
 
 // Service reads a service in the transaction. The record's revision is
@@ -338,6 +342,7 @@ func (t *tx) DeleteService(id string) error {
 		return err
 	}
 	t.written[id] = nil
+	t.resources.forget(id)
 	return nil
 }
 
@@ -346,7 +351,7 @@ func (t *tx) Resources(serviceID string) ([]*lifecycle.Resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeResources(t.keys, recs)
+	return t.resources.decode(t.keys, serviceID, recs)
 }
 
 func (t *tx) PutResource(res *lifecycle.Resource) error {
@@ -434,22 +439,6 @@ func (t *tx) PutInventory(inv *lifecycle.Inventory) error {
 	}
 	_, err = t.stx.Put(BucketPlatform, keyInventory, raw, store.AnyRevision)
 	return err
-}
-
-func decodeResources(keys *seal.Keyring, recs []store.Record) ([]*lifecycle.Resource, error) {
-	out := make([]*lifecycle.Resource, 0, len(recs))
-	for _, rec := range recs {
-		var res lifecycle.Resource
-		value, _, err := openRecord(keys, rec)
-		if err != nil {
-			return nil, err
-		}
-		if err := json.Unmarshal(value, &res); err != nil {
-			return nil, fmt.Errorf("decode resource %s: %w", rec.Key, err)
-		}
-		out = append(out, &res)
-	}
-	return out, nil
 }
 
 func decodeOperation(rec store.Record) (*lifecycle.Operation, error) {
