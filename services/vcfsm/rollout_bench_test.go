@@ -1,6 +1,7 @@
 package vcfsm_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
+	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
 )
 
@@ -92,9 +94,9 @@ func BenchmarkRollout1000(b *testing.B) {
 // The same rollout with the second wave's 5th Supervisor failing (its
 // registries turn Unhealthy when applied): the 110 Supervisors moved (10
 // + 100) are rolled back, wave 2 then wave 1. s-to-rolled-back runs from
-// the turn to the rollback (the end of wave 2's step) to the end of the
-// rollout, every target Healthy on 1.0.0 (the operation's own times);
-// s-total from the PATCH to the service Healthy on 1.0.0 again.
+// the turn to the rollback (the watch shows the first rollback-wave step)
+// to the rollout's end (every target Healthy on 1.0.0 again); s-total from
+// the PATCH to the service Healthy on 1.0.0 again.
 func BenchmarkRolloutRollback(b *testing.B) {
 	w := newScaleWorld(b, 100, 10, scaleUpgrade5000...)
 	var back, total, cpu time.Duration
@@ -102,6 +104,7 @@ func BenchmarkRolloutRollback(b *testing.B) {
 		id := w.activated(b)
 		require.NoError(b, w.sim.InjectFault(simulator.Fault{Scope: secondWaveTarget(5), Kind: "SupervisorRegistry", Op: "apply", Effect: simulator.EffectUnhealthy, Times: 1}))
 		stopProfile := profileWindow(b, "rollout-rollback")
+		turns := watchTurns(b, w.world, id)
 		start, cpu0 := time.Now(), cpuTime(b)
 		upgradeInWaves(b, w.world, id, w.sources[1], threeWaves1000())
 		w.waitCount(b, "rollout.state==RolledBack;status==Healthy;version==1.0.0", 1)
@@ -119,7 +122,7 @@ func BenchmarkRolloutRollback(b *testing.B) {
 			require.Equal(b, "1.0.0", t.Version, t.Supervisor)
 		}
 		require.Equal(b, 110, rolledBack, "the two waves moved")
-		back += rollbackTime(b, w.world, id)
+		back += turns.rollback(b)
 		logSteps(b, w.box, id)
 		w.remove(b, id)
 		w.sim.ClearFaults()
@@ -137,49 +140,70 @@ func (w *world) waitCount(b testing.TB, filter string, n int) {
 	poll(b, filter, 10*time.Minute, func() int { return w.countWhere(b, filter) }, func(got int) bool { return got == n })
 }
 
-// rollbackTime is, from the service's last rollout in its history, the
-// time from the end of the wave that failed (it turned to the rollback)
-// to the end of the operation.
-func rollbackTime(b testing.TB, w *world, id string) time.Duration {
-	var h struct {
-		Operations []struct {
-			Type       string `json:"type"`
-			FinishedAt string `json:"finishedAt"`
-			Steps      []struct {
-				Name       string `json:"name"`
-				Status     string `json:"status"`
-				FinishedAt string `json:"finishedAt"`
-			} `json:"steps"`
-		} `json:"operations"`
-	}
-	resp := w.box.Do(b, http.MethodGet, "/v2/vcf-services/"+id+"/history", nil)
-	require.NoError(b, json.Unmarshal(resp.Body, &h))
-	at := func(s string) time.Time {
-		t, err := time.Parse(time.RFC3339Nano, s)
-		require.NoError(b, err)
-		return t
-	}
-	for i := len(h.Operations) - 1; i >= 0; i-- {
-		op := h.Operations[i]
-		if op.Type != "rollout" {
-			continue
-		}
-		turned := ""
-		for j, s := range op.Steps {
-			if strings.HasPrefix(s.Name, "rollback-wave-") {
-				for k := j - 1; k >= 0 && turned == ""; k-- {
-					if strings.HasPrefix(op.Steps[k].Name, "wave-") && op.Steps[k].Status == "Succeeded" {
-						turned = op.Steps[k].FinishedAt
-					}
-				}
-				break
+// rolloutTurns records when the service's watch stream first showed its
+// rollout's first rollback step and then the rollout's end: the events'
+// arrival times, a few milliseconds late at most (the history's times are
+// whole seconds).
+type rolloutTurns struct {
+	mu         sync.Mutex
+	back, done time.Time
+	stop       func()
+}
+
+// watchTurns opens a watch on the service (closed by rollback).
+func watchTurns(b testing.TB, w *world, id string) *rolloutTurns {
+	ctx, cancel := context.WithCancel(context.Background())
+	t := &rolloutTurns{stop: cancel}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, w.box.URL+"/v2/vcf-services/"+id+"/watch", nil)
+	require.NoError(b, err)
+	req.Header.Set("Authorization", "Bearer "+onebox.Token)
+	resp, err := (&http.Client{}).Do(req) //nolint:bodyclose // closed by the goroutine below
+	require.NoError(b, err)
+	require.Equal(b, http.StatusOK, resp.StatusCode)
+	go func() {
+		defer func() { _ = resp.Body.Close() }()
+		dec := json.NewDecoder(resp.Body)
+		for {
+			var m struct {
+				Result struct {
+					Operation struct {
+						Type    string `json:"type"`
+						Step    string `json:"step"`
+						Outcome string `json:"outcome"`
+					} `json:"operation"`
+				} `json:"result"`
 			}
+			if dec.Decode(&m) != nil {
+				return
+			}
+			now, op := time.Now(), m.Result.Operation
+			t.mu.Lock()
+			switch {
+			case op.Type != "rollout":
+			case strings.HasPrefix(op.Step, "rollback-wave-") && t.back.IsZero():
+				t.back = now
+			case op.Outcome != "" && t.done.IsZero():
+				t.done = now
+			}
+			t.mu.Unlock()
 		}
-		require.NotEmpty(b, turned, "no rollback in %+v", op.Steps)
-		return at(op.FinishedAt).Sub(at(turned))
-	}
-	b.Fatal("no rollout in the history")
-	return 0
+	}()
+	return t
+}
+
+// rollback is the time from the turn to the rollback to its end; it
+// closes the watch.
+func (t *rolloutTurns) rollback(b testing.TB) time.Duration {
+	poll(b, "the watch seeing the rollout rolled back", time.Minute, func() bool {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		return !t.done.IsZero()
+	}, func(done bool) bool { return done })
+	t.stop()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	require.False(b, t.back.IsZero(), "the watch saw the rollout rolling back")
+	return t.done.Sub(t.back)
 }
 
 // registriesServer renders only SupervisorRegistries, one per Supervisor

@@ -384,15 +384,24 @@ func logSteps(b *testing.B, box *onebox.Box, id string) {
 	}
 	var h struct {
 		Operations []struct {
-			Type       string    `json:"type"`
-			StartedAt  time.Time `json:"startedAt"`
-			FinishedAt time.Time `json:"finishedAt"`
+			Type       string `json:"type"`
+			StartedAt  string `json:"startedAt"`
+			FinishedAt string `json:"finishedAt"`
 			Steps      []struct {
-				Name       string    `json:"name"`
-				StartedAt  time.Time `json:"startedAt"`
-				FinishedAt time.Time `json:"finishedAt"`
+				Name       string `json:"name"`
+				StartedAt  string `json:"startedAt"`
+				FinishedAt string `json:"finishedAt"`
 			} `json:"steps"`
 		} `json:"operations"`
+	}
+	// Steps not run have no times ("").
+	took := func(from, to string) time.Duration {
+		a, errA := time.Parse(time.RFC3339Nano, from)
+		z, errZ := time.Parse(time.RFC3339Nano, to)
+		if errA != nil || errZ != nil {
+			return 0
+		}
+		return z.Sub(a)
 	}
 	resp := box.Do(b, http.MethodGet, "/v2/vcf-services/"+id+"/history", nil)
 	if err := json.Unmarshal(resp.Body, &h); err != nil || len(h.Operations) == 0 {
@@ -400,9 +409,9 @@ func logSteps(b *testing.B, box *onebox.Box, id string) {
 		return
 	}
 	op := h.Operations[len(h.Operations)-1]
-	fmt.Fprintf(os.Stderr, "%s %s\n", op.Type, op.FinishedAt.Sub(op.StartedAt).Round(time.Millisecond))
+	fmt.Fprintf(os.Stderr, "%s %s\n", op.Type, took(op.StartedAt, op.FinishedAt))
 	for _, st := range op.Steps {
-		fmt.Fprintf(os.Stderr, "%s %-14s %s\n", op.Type, st.Name, st.FinishedAt.Sub(st.StartedAt).Round(time.Millisecond))
+		fmt.Fprintf(os.Stderr, "%s %-14s %s\n", op.Type, st.Name, took(st.StartedAt, st.FinishedAt))
 	}
 }
 
