@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
-	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
+	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 )
 
 // The issue-26 rollout benchmarks run on the simulator, which answers at
