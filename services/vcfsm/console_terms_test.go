@@ -89,6 +89,8 @@ func TestConsoleUpgradeChangedTerms(t *testing.T) {
 	b.click("#accept-terms-grants")
 	b.confirmUpgrade(false)
 	b.waitFor("the upgrade to 2.0.0", 3*time.Minute, "/Upgraded to 2\\.0\\.0/.test((document.querySelector('#operation')||{}).innerText||'')")
+	require.Empty(t, b.text("#notice"), "the refusal no longer shows")
+	require.Empty(t, b.text("#terms-refusal"))
 	var svc struct {
 		Version  string
 		Accepted struct {

@@ -32,7 +32,7 @@ function grantsPart(plan) {
 // changedTerms is the plan's part on the terms to accept (null when the
 // new version changes none). accepted() is the upgrade request's
 // `accepted` when every change is checked, else undefined; refused(err)
-// shows the server's refusal beside the boxes.
+// shows the server's refusal beside the boxes (null: clears it).
 export function changedTerms(plan, canWrite) {
   const required = (plan.acceptanceRequired || []).filter((r) => what[r]);
   if (required.length === 0) return null;
@@ -56,6 +56,6 @@ export function changedTerms(plan, canWrite) {
     el,
     accepted: () => (boxes.length && boxes.every((b) => b.checked)
       ? { eula: true, signatures: true, accessGrants: plan.accessGrants || {} } : undefined),
-    refused: (err) => refusal.replaceChildren(alert('error', `Refused: ${err.title || 'Error'}.`, err.message)),
+    refused: (err) => refusal.replaceChildren(...(err ? [alert('error', `Refused: ${err.title || 'Error'}.`, err.message)] : [])),
   };
 }

@@ -161,6 +161,9 @@ function confirmUpgrade(ctx, { svc, plan, terms }, body, out) {
     try {
       await call('PATCH', servicePath(svc.id), accepted ? { ...body, accepted } : body);
       button.disabled = true;
+      // An earlier refusal no longer holds.
+      ctx.clearError();
+      if (terms) terms.refused(null);
       // In waves: the rollout page follows it, wave by wave.
       if ((plan.targets || []).length) { ctx.navigate(`#/services/${encodeURIComponent(svc.id)}/rollout`); return; }
       follow(ctx, svc.id, out, { title: `Upgrading to ${plan.toVersion}`, version: plan.toVersion, doneText: `Upgraded to ${plan.toVersion}.` });
