@@ -61,13 +61,13 @@ chromium:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >/dev/null; }
 	@chromium --version
 
-## console-screenshots: run the console's browser tests and copy the four
+## console-screenshots: run the console's browser tests and copy the five
 ## screenshots docs/console.md shows into docs/console/
 SHOTS := $(CURDIR)/bin/console-screenshots
 console-screenshots: chromium
 	@rm -rf $(SHOTS) && mkdir -p $(SHOTS) docs/console
-	cd services/vcfsm && VCFSM_SCREENSHOTS=$(SHOTS) go test -count=1 -run 'TestConsoleUpgradeFlow|TestConsoleListPagesThrough10k|TestConsoleRolloutGrid1000' .
-	cp $(SHOTS)/services.png $(SHOTS)/service.png $(SHOTS)/upgrade-blocked.png $(SHOTS)/rollout-1000.png docs/console/
+	cd services/vcfsm && VCFSM_SCREENSHOTS=$(SHOTS) go test -count=1 -run 'TestConsoleUpgradeFlow|TestConsoleUpgradeChangedTerms|TestConsoleListPagesThrough10k|TestConsoleRolloutGrid1000' .
+	cp $(SHOTS)/services.png $(SHOTS)/service.png $(SHOTS)/upgrade-blocked.png $(SHOTS)/upgrade-terms.png $(SHOTS)/rollout-1000.png docs/console/
 
 ## images: the compose stack's images, each a static binary FROM scratch
 ## (deploy/Dockerfile): vcfsm/<name>:dev for every service, the simulator,

@@ -111,8 +111,8 @@ func TestConsoleRolloutApproval(t *testing.T) {
 func TestConsoleRolloutRolledBackAndQuarantineCleared(t *testing.T) {
 	w := newWorld(t, fastRollouts)
 	id := w.installed(t, w.publish(t, v1))
-	// A 2.0.0 with 1.0.0's access grants: the console's upgrade page has
-	// nothing to accept (accepting changed terms is vcfctl's and REST's).
+	// A 2.0.0 with 1.0.0's access grants: nothing to accept (the page
+	// accepting changed terms is TestConsoleUpgradeChangedTerms').
 	next := v1
 	next.Version = "2.0.0"
 	src2 := w.publish(t, next)

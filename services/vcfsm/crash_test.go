@@ -152,7 +152,8 @@ type crashWorld struct {
 	v1, v2                        string
 	lifecycleAddr                 string
 	// args are the lifecycle binary's extra flags.
-	args []string
+	args     []string
+	settings processSettings
 
 	mu       sync.Mutex
 	cmd      *exec.Cmd
@@ -162,21 +163,45 @@ type crashWorld struct {
 	cancelGW context.CancelFunc
 }
 
+// processSettings are how a crashWorld runs the lifecycle binary and
+// talks to it: the crash tests' fast settings, or the scale benchmark's
+// (1,000 Supervisors per step).
+type processSettings struct {
+	reconcile, stepTimeout time.Duration // --reconcile-interval, --step-timeout
+	ready                  time.Duration // how long a restart waits for /readyz
+	client                 time.Duration // the REST client's timeout
+}
+
+// crashSettings are the crash tests': reconcile every 50 ms.
+var crashSettings = processSettings{reconcile: 50 * time.Millisecond, stepTimeout: 60 * time.Second, ready: 30 * time.Second, client: 30 * time.Second}
+
 func newCrashWorld(t testing.TB, bin string, peers peerServices, seed string, args ...string) *crashWorld {
 	return newCrashWorldOn(t, bin, peers, inventoryYAML, seed, args...)
 }
 
-// newCrashWorldOn is newCrashWorld on an inventory of its own.
+// newCrashWorldOn is newCrashWorld on an inventory of its own, with v1
+// and v2 published and the lifecycle binary started.
 func newCrashWorldOn(t testing.TB, bin string, peers peerServices, inventory, seed string, args ...string) *crashWorld {
 	t.Helper()
-	c := &crashWorld{bin: bin, peers: peers, dataDir: t.TempDir(), args: args}
+	c := newProcessWorld(t, bin, peers, inventory, seed, crashSettings)
+	c.args = args
+	c.v1 = c.publish(t, v1)
+	c.v2 = c.publish(t, v2)
+	c.restart(t, "")
+	return c
+}
+
+// newProcessWorld is a crashWorld whose lifecycle binary is not started
+// yet: its data directory, inventory and seed files, its address, and the
+// in-process gateway in front of it.
+func newProcessWorld(t testing.TB, bin string, peers peerServices, inventory, seed string, settings processSettings) *crashWorld {
+	t.Helper()
+	c := &crashWorld{bin: bin, peers: peers, dataDir: t.TempDir(), settings: settings}
 	c.world = &world{reg: bundletest.NewRegistry(t), tars: bundletest.NewTarServer(t)}
 	c.inventory = filepath.Join(t.TempDir(), "inventory.yaml")
 	require.NoError(t, os.WriteFile(c.inventory, []byte(inventory), 0o600))
 	c.seed = filepath.Join(t.TempDir(), "seed.yaml")
 	require.NoError(t, os.WriteFile(c.seed, []byte(seed), 0o600))
-	c.v1 = c.publish(t, v1)
-	c.v2 = c.publish(t, v2)
 	c.lifecycleAddr = freeAddr(t)
 
 	// The gateway is in-process and stays up across lifecycle restarts.
@@ -191,14 +216,13 @@ func newCrashWorldOn(t testing.TB, bin string, peers peerServices, inventory, se
 	h, err := gateway.New(ctx, conn, gateway.Options{Logger: logging.Discard(), Tokens: tokens, Limits: limits})
 	require.NoError(t, err)
 	c.gateway = httptest.NewServer(h)
-	c.box = &onebox.Box{URL: c.gateway.URL, Client: &http.Client{Timeout: 30 * time.Second}}
+	c.box = &onebox.Box{URL: c.gateway.URL, Client: &http.Client{Timeout: settings.client}}
 	t.Cleanup(func() {
 		c.stop(t)
 		c.gateway.Close()
 		cancel()
 		_ = conn.Close()
 	})
-	c.restart(t, "")
 	return c
 }
 
@@ -211,6 +235,10 @@ func freeAddr(t testing.TB) string {
 	return addr
 }
 
+// maxLogLines is how many of the lifecycle binary's last log lines a
+// crashWorld keeps (to show when a test fails).
+const maxLogLines = 10_000
+
 // restart (re)starts the lifecycle binary, with failpoints when given.
 func (c *crashWorld) restart(t testing.TB, failpoints string) {
 	t.Helper()
@@ -220,7 +248,7 @@ func (c *crashWorld) restart(t testing.TB, failpoints string) {
 		"--compatibility", c.peers.addr, "--renderer", c.peers.addr, "--precheck", c.peers.addr,
 		"--tokens", "e2e:" + onebox.Token, "--service-token", onebox.Token,
 		"--inventory-file", c.inventory, "--simulator-seed", c.seed,
-		"--reconcile-interval", "50ms", "--step-timeout", "60s"}, c.args...)...)
+		"--reconcile-interval", c.settings.reconcile.String(), "--step-timeout", c.settings.stepTimeout.String()}, c.args...)...)
 	cmd.Env = append(os.Environ(), "VCFSM_FAILPOINTS="+failpoints, "SSL_CERT_FILE="+c.tars.CA.PEMFile)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
@@ -237,13 +265,16 @@ func (c *crashWorld) restart(t testing.TB, failpoints string) {
 			line := sc.Text()
 			c.mu.Lock()
 			c.logs = append(c.logs, line)
+			if len(c.logs) > maxLogLines {
+				c.logs = c.logs[len(c.logs)-maxLogLines:]
+			}
 			c.mu.Unlock()
 			if strings.Contains(line, "failpoint reached") {
 				once.Do(func() { close(reached) })
 			}
 		}
 	}()
-	poll(t, "the lifecycle binary to serve", 30*time.Second, func() int {
+	poll(t, "the lifecycle binary to serve", c.settings.ready, func() int {
 		resp, err := c.box.Client.Get(c.box.URL + "/readyz")
 		if err != nil {
 			return 0

@@ -75,7 +75,7 @@ async function route() {
     return;
   }
   const params = page.pattern.exec(path).slice(1).map(decodeURIComponent);
-  const ctx = { main, params, query, signal: leaving.signal, navigate, showError, session };
+  const ctx = { main, params, query, signal: leaving.signal, navigate, showError, clearError: clearNotice, session };
   try {
     const render = await page.load();
     if (!ctx.signal.aborted) await render(ctx);

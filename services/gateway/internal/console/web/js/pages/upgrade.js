@@ -1,12 +1,13 @@
 // Upgrade, as upgrade.md describes it: the versions the service can move
 // to, the plan (compatibility and hook results by severity, dynamic
-// pre-checks, the inherited configuration, every resource's change), then
-// confirm, live progress, and roll back.
+// pre-checks, the inherited configuration, the changed terms to accept,
+// every resource's change), then confirm, live progress, and roll back.
 import { h, badge, severity, table, facts, alert, confirmDialog } from '../dom.js';
 import { call, servicePath } from '../api.js';
 import { watchService, progressView } from '../live.js';
 import { lineDiff } from '../diff.js';
 import { strategyPicker, fleetPlanView } from '../fleetplan.js';
+import { changedTerms } from '../terms.js';
 
 // newer orders versions by their numeric segments (1.10.0 > 1.9.0).
 function newer(a, b) {
@@ -39,7 +40,7 @@ function resourcesPart(resources) {
     h('td', {}, r.action === 'unchanged' ? '' : h('details', {}, h('summary', {}, 'Diff'), lineDiff(r.currentYaml, r.plannedYaml))))), { id: 'plan-resources' });
 }
 
-function planView(plan) {
+function planView(plan, terms) {
   const compat = plan.compatibility || [];
   const dyn = plan.dynamicChecks || {};
   const warnings = [...compat, ...((plan.hook || {}).results || [])].filter((r) => /^WARN/i.test(r.severity)).length;
@@ -49,6 +50,7 @@ function planView(plan) {
       ? alert('ok', 'The upgrade can proceed.', warnings ? `${warnings} warning${warnings > 1 ? 's' : ''} to read below.` : '')
       : h('div', { class: 'alert alert-error', role: 'alert', id: 'blocked' }, h('strong', {}, 'Blocked.'),
         h('ul', { id: 'blocking-reasons' }, (plan.blockingReasons || []).map((r) => h('li', {}, r)))),
+    terms ? terms.el : null,
     (plan.suggestedPath || []).length ? h('p', { id: 'suggested-path' }, 'Suggested path: ', h('span', { class: 'mono' }, [plan.fromVersion, ...plan.suggestedPath].join(' → '))) : null,
     h('h3', {}, 'Compatibility'), compat.length ? resultsTable('compatibility', compat) : h('p', {}, 'No constraint applies.'),
     h('h3', {}, 'Pre-check hook'), hookPart(plan.hook),
@@ -130,8 +132,9 @@ export async function upgradePage(ctx) {
       const rollout = picker.request();
       const plan = await call('POST', servicePath(id, '/upgrade-plan'), { ...req, rollout });
       if (ctx.signal.aborted) return;
-      planOut.replaceChildren(planView(plan));
-      if (plan.allowed && canWrite) planOut.append(confirmUpgrade(ctx, svc, plan, { source, rollout }, progress));
+      const terms = changedTerms(plan, plan.allowed && canWrite);
+      planOut.replaceChildren(planView(plan, terms));
+      if (plan.allowed && canWrite) planOut.append(confirmUpgrade(ctx, { svc, plan, terms }, { source, rollout }, progress));
       planOut.querySelector('h2').scrollIntoView({ block: 'start' });
     } catch (err) {
       planOut.replaceChildren();
@@ -145,18 +148,28 @@ export async function upgradePage(ctx) {
     canWrite ? rollbackControls(ctx, svc, hist, progress) : null);
 }
 
-function confirmUpgrade(ctx, svc, plan, body, out) {
+// confirmUpgrade is the upgrade's button: the request carries the changed
+// terms' acceptance when every change is accepted on the page; a refusal
+// shows at the top of the page and beside the terms.
+function confirmUpgrade(ctx, { svc, plan, terms }, body, out) {
   const button = h('button', { type: 'button', id: 'start-upgrade' }, `Upgrade to ${plan.toVersion}`);
   button.addEventListener('click', async () => {
-    if (!(await confirmDialog(`Upgrade ${svc.name} to ${plan.toVersion}?`, h('p', {}, `${plan.fromVersion} enters maintenance while ${plan.toVersion} is installed with the inherited configuration; the checks run again before anything changes.`), 'Upgrade'))) return;
+    const accepted = terms ? terms.accepted() : undefined;
+    const unaccepted = terms && !accepted
+      ? alert('warn', 'Changed terms not accepted:', `the server refuses an upgrade to ${plan.toVersion} that does not accept them.`) : null;
+    if (!(await confirmDialog(`Upgrade ${svc.name} to ${plan.toVersion}?`, [h('p', {}, `${plan.fromVersion} enters maintenance while ${plan.toVersion} is installed with the inherited configuration; the checks run again before anything changes.`), unaccepted], 'Upgrade'))) return;
     try {
-      await call('PATCH', servicePath(svc.id), body);
+      await call('PATCH', servicePath(svc.id), accepted ? { ...body, accepted } : body);
       button.disabled = true;
+      // An earlier refusal no longer holds.
+      ctx.clearError();
+      if (terms) terms.refused(null);
       // In waves: the rollout page follows it, wave by wave.
       if ((plan.targets || []).length) { ctx.navigate(`#/services/${encodeURIComponent(svc.id)}/rollout`); return; }
       follow(ctx, svc.id, out, { title: `Upgrading to ${plan.toVersion}`, version: plan.toVersion, doneText: `Upgraded to ${plan.toVersion}.` });
     } catch (err) {
       ctx.showError(err);
+      if (terms) terms.refused(err);
     }
   });
   return h('div', { class: 'actions' }, button);
