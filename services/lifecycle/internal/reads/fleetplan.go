@@ -90,7 +90,6 @@ func (p *Previews) fleetTargets(ctx context.Context, plan *UpgradePlan, sups []s
 		plan.block("compatibility: " + err.Error())
 		verdicts = &steps.SupervisorVerdicts{}
 	}
-	sig := p.signatureCheck(u)
 	region, window := map[string]string{}, map[string]*lifecycle.MaintenanceWindow{}
 	for _, r := range inv.RegionList() {
 		for _, sv := range r.Supervisors {
@@ -102,8 +101,8 @@ func (p *Previews) fleetTargets(ctx context.Context, plan *UpgradePlan, sups []s
 		for _, sup := range members {
 			t := TargetPlan{Supervisor: sup, Region: region[sup], Wave: wi, WaveName: fleet.Name(s, wi), Allowed: true}
 			fillTarget(&t, verdicts, hooks[sup])
-			if sig != nil {
-				t.Compatibility = append(t.Compatibility, *sig)
+			if sig := u.signature; sig != nil {
+				t.Compatibility = append(slices.Clip(t.Compatibility), *sig)
 				t.block("signature policy: " + sig.Message)
 			}
 			if open, opens, err := fleet.Open(window[sup], now); err != nil {

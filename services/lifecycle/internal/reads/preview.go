@@ -65,6 +65,9 @@ type planVersions struct {
 	svc, next *lifecycle.Service
 	ob, nb    *bundle.Bundle
 	to        string
+	// signature is the signature policy's ERROR on the target (nil: it
+	// holds), checked once for the plan and its lines.
+	signature *lifecycle.CheckResult
 }
 
 // planResources classifies each resource as an upgrade would handle it.
@@ -146,6 +149,7 @@ func (p *Previews) PreviewUpgrade(ctx context.Context, req PreviewRequest) (*Upg
 		return plan, nil
 	}
 	u := &planVersions{svc: svc, next: next, ob: ob, nb: nb, to: toVersion}
+	u.signature = p.signatureCheck(u)
 	if err := p.previewAcceptance(ctx, plan, u); err != nil {
 		return nil, err
 	}
@@ -258,7 +262,7 @@ func (p *Previews) previewChecks(ctx context.Context, plan *UpgradePlan, u *plan
 	if !plan.Allowed {
 		plan.SuggestedPath = p.suggestPath(ctx, u.svc, u.ob, u.to, rend)
 	}
-	if r := p.signatureCheck(u); r != nil {
+	if r := u.signature; r != nil {
 		plan.Compatibility = append(plan.Compatibility, *r)
 		plan.block("signature policy: " + r.Message)
 	}
