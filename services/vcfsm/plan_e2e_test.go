@@ -21,7 +21,11 @@ type fleetPlanView struct {
 	BlockingReasons []string `json:"blockingReasons"`
 	PlanID          string   `json:"planId"`
 	ExpiresAt       string   `json:"expiresAt"`
-	Targets         []struct {
+	Compatibility   []struct{ Severity, Kind, Message string }
+	Hook            struct {
+		Results []struct{ Severity, Message, Subject string }
+	} `json:"hook"`
+	Targets []struct {
 		Supervisor, Region, WaveName, WindowOpens string
 		Wave                                      int
 		Allowed                                   bool
@@ -40,6 +44,13 @@ func (p fleetPlanView) target(t testing.TB, sup string) int {
 	}
 	require.Failf(t, "no line for Supervisor", "%s in %+v", sup, p.Targets)
 	return -1
+}
+
+// calls is how many requests the hook has answered.
+func (h *hookServer) calls() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.got)
 }
 
 // fleetPlan asks for an upgrade plan (as token) and returns the answer.
@@ -75,10 +86,16 @@ func TestFleetPlanStoredAndExecutedAsApproved(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(fmt.Sprintf(canaryThenRest, "")), &strategy))
 	ask := map[string]any{"source": src2, "rollout": map[string]any{"strategy": strategy}}
 
+	before := hook.calls()
 	status, p, body := fleetPlan(t, w, onebox.ViewerToken, id, ask)
 	require.Equal(t, http.StatusOK, status, "a viewer may plan: %s", body)
 	require.Empty(t, p.PlanID, "nothing kept without store")
 	require.Len(t, p.Targets, 2, "%s", body)
+	// The hook is asked once per Supervisor; its answers are both the
+	// plan's (one result naming both) and each line's.
+	require.Equal(t, 2, hook.calls()-before, "one hook call per Supervisor per plan")
+	require.Len(t, p.Hook.Results, 1, "%s", body)
+	require.Equal(t, "supervisor-eu1, supervisor-vc1", p.Hook.Results[0].Subject)
 	vc1, eu1 := p.Targets[p.target(t, "supervisor-vc1")], p.Targets[p.target(t, "supervisor-eu1")]
 	require.Equal(t, []any{1, "canary", "us-west-1", ""}, []any{vc1.Wave, vc1.WaveName, vc1.Region, vc1.WindowOpens})
 	require.Equal(t, []any{2, "rest", "eu-central-1"}, []any{eu1.Wave, eu1.WaveName, eu1.Region})
@@ -161,4 +178,60 @@ func TestFleetPlanBlockedLineIsNotKept(t *testing.T) {
 	require.False(t, line.Allowed)
 	require.Contains(t, strings.Join(line.BlockingReasons, " "), "backup missing")
 	require.Contains(t, strings.Join(p.BlockingReasons, " "), "Supervisor supervisor-eu1: pre-check hook: backup missing")
+}
+
+// A target version no trusted key verifies would be refused by every path
+// that makes it live (the upgrade's download, each wave of a rollout): the
+// plan says so as a blocking ERROR, on every line of a fleet plan, and is
+// not kept; a version the vendor signed plans as allowed.
+func TestPlanBlockedBySignaturePolicy(t *testing.T) {
+	k := newKeysWorld(t)
+	id := k.installed(t, k.publishOCI(t, sameTerms("1.0.0"), k.vendor))
+	var strategy map[string]any
+	require.NoError(t, json.Unmarshal([]byte(fmt.Sprintf(canaryThenRest, "")), &strategy))
+	rollout := map[string]any{"strategy": strategy}
+
+	for _, bad := range []struct {
+		version string
+		sign    func(w *world, digest string)
+		why     string
+	}{
+		{"2.0.0", nil, "carries no cosign signature"},
+		{"3.0.0", k.stranger, "does not verify with any of the configured keys"},
+	} {
+		src := k.publishOCI(t, sameTerms(bad.version), bad.sign)
+		for _, ask := range []map[string]any{{"source": src}, {"source": src, "rollout": rollout, "store": true}} {
+			status, p, body := fleetPlan(t, k.world, onebox.OperatorToken, id, ask)
+			require.Equal(t, http.StatusOK, status, "%s", body)
+			require.False(t, p.Allowed, "%s: %s", bad.version, body)
+			require.Empty(t, p.PlanID, "a blocked plan is not kept")
+			reasons := strings.Join(p.BlockingReasons, "\n")
+			require.Contains(t, reasons, "signature policy: version "+bad.version+" of ")
+			require.Contains(t, reasons, signatureRefused)
+			require.Contains(t, reasons, bad.why)
+			var sig []string
+			for _, c := range p.Compatibility {
+				if c.Kind == "SIGNATURE" {
+					sig = append(sig, c.Severity)
+					require.Contains(t, c.Message, bad.why)
+				}
+			}
+			require.Equal(t, []string{"ERROR"}, sig, "the policy's ERROR among the checks: %s", body)
+			if ask["rollout"] == nil {
+				require.Empty(t, p.Targets)
+				continue
+			}
+			require.Len(t, p.Targets, 2, "%s", body)
+			for _, line := range p.Targets {
+				require.False(t, line.Allowed, "no wave may move to %s: %+v", bad.version, line)
+				require.Contains(t, strings.Join(line.BlockingReasons, " "), signatureRefused)
+			}
+		}
+	}
+
+	good := k.publishOCI(t, sameTerms("4.0.0"), k.vendor)
+	status, p, body := fleetPlan(t, k.world, onebox.OperatorToken, id, map[string]any{"source": good, "rollout": rollout})
+	require.Equal(t, http.StatusOK, status, "%s", body)
+	require.True(t, p.Allowed, "a version the vendor signed: %s", body)
+	require.NotContains(t, body, signatureRefused)
 }

@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vcfsm/vcfsm/cli/internal/vcfctl"
+	"github.com/vcfsm/vcfsm/services/lifecycle/bundletest"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
 )
 
 // 'service plan --rollout FILE --store' shows a line per Supervisor by wave
@@ -45,4 +47,27 @@ func TestFleetPlanKeptAndExecuted(t *testing.T) {
 	again := w.run(t, "service", "upgrade", arcturusName, "--plan", id)
 	require.Equal(t, vcfctl.ExitError, again.code)
 	require.Contains(t, again.errOut, "changed since it was made: service ")
+}
+
+// A target version no trusted key verifies: 'service plan' shows the
+// signature policy's ERROR among the checks and on every fleet line, and
+// exits 3 (blocked).
+func TestPlanShowsSignaturePolicyError(t *testing.T) {
+	vendor, vendorPEM := bundletest.NewSigningKey(t, t.TempDir(), "broadcom")
+	w := newWorld(t, func(c *app.Config) { c.Lifecycle.SignatureKeys = vendorPEM })
+	w.login(t)
+	w.publish(t, v1)
+	d := bundletest.Digest(t, w.reg, w.reg.Ref("arcturus-bundle:1.0.0"))
+	bundletest.SignWithKey(t, w.reg, "arcturus-bundle", d, d, vendor)
+	w.ok(t, "service", "create", w.reg.OCI("arcturus-bundle:1.0.0"), "--wait")
+	w.ok(t, "service", "activate", arcturusName, "--accept-eula", "--accept-signatures", "--accept-rendered-grants", "--wait")
+	w.publish(t, v2) // unsigned
+	strategy := w.file(t, "canary.yaml", canaryRestYAML)
+
+	res := w.run(t, "service", "plan", arcturusName, "--source", w.reg.OCI("arcturus-bundle:2.0.0"), "--rollout", strategy)
+	require.Equal(t, vcfctl.ExitBlocked, res.code, "%s%s", res.out, res.errOut)
+	require.Contains(t, res.out, "blocked: signature policy: version 2.0.0 of "+arcturusName+" may not go live")
+	require.Regexp(t, `ERROR\s+SIGNATURE\s+`+arcturusName+` 2.0.0\s+version 2.0.0 of .* carries no cosign signature`, res.out)
+	require.Regexp(t, `1 canary\s+supervisor-vc1\s+us-west-1\s+-\s+BLOCKED\s+signature policy: `, res.out)
+	require.Regexp(t, `2 rest\s+supervisor-eu1\s+eu-central-1\s+-\s+BLOCKED\s+signature policy: `, res.out)
 }

@@ -134,11 +134,11 @@ func NewManager(cfg Config, repo lifecycle.Repository, bundles lifecycle.Bundles
 	queue := controllers.NewQueue(cfg.ReconcileInterval)
 	writer := commit.New(commit.Deps{Repo: repo, Listener: announcer{hub: hub, queue: queue, now: now}, Now: now, Log: cfg.Logger})
 	ports := steps.Ports{Repo: repo, Peers: peers, Driver: driver, Store: writer, Log: cfg.Logger, Now: now, Concurrency: cfg.TargetConcurrency,
-		Signers: cfg.SignatureSet}
+		Signers: cfg.SignatureSet, VerifySignatures: cfg.VerifySignatures}
 	reader := reads.New(reads.Deps{Repo: repo, Bundles: bundles, Hub: hub, Now: now})
 	runner := ops.New(ops.Deps{
 		Repo: repo, Bundles: bundles, Ports: ports, Writer: writer, Kick: queue.Add,
-		VerifySignatures: cfg.VerifySignatures, Observer: cfg.Observer, Log: cfg.Logger, Now: now, RolloutPoll: cfg.RolloutPoll,
+		Observer: cfg.Observer, Log: cfg.Logger, Now: now, RolloutPoll: cfg.RolloutPoll,
 	}, ops.Engine{
 		Workers: cfg.Workers, StepTimeout: cfg.stepTimeout, RetryBackoff: cfg.RetryBackoff,
 		SweepEvery: 5 * cfg.ReconcileInterval, Claims: cfg.Claims, ClaimSweep: cfg.ClaimSweep,

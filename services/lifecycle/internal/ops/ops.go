@@ -15,7 +15,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/vcfsm/vcfsm/services/lifecycle/internal/bundle"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/commit"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/engine"
 	"github.com/vcfsm/vcfsm/services/lifecycle/internal/lifecycle"
@@ -41,13 +40,10 @@ type Deps struct {
 	Writer  *commit.Writer
 	// Kick queues a controller pass over a service (a new version was
 	// registered: it may upgrade automatically).
-	Kick func(serviceID string)
-	// VerifySignatures, when set, must accept a bundle's signatures before
-	// an activation that accepted them (trusted keys are configured).
-	VerifySignatures func(*bundle.Bundle) error
-	Observer         Observer
-	Log              *slog.Logger
-	Now              func() time.Time
+	Kick     func(serviceID string)
+	Observer Observer
+	Log      *slog.Logger
+	Now      func() time.Time
 	// RolloutPoll is how often a running rollout looks at its targets
 	// (0: every second).
 	RolloutPoll time.Duration

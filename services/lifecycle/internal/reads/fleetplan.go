@@ -51,22 +51,31 @@ func (p *Previews) resolveStrategy(ctx context.Context, svc *lifecycle.Service, 
 	return fleet.Resolve(req, svc.RolloutStrategy, stored)
 }
 
-// fleetTargets adds a line per Supervisor to plan: the Supervisors the
-// service runs on at either version, laid out in waves as the rollout
-// would, each with its compatibility verdict, its hook's answer, its
-// resources and its maintenance window at now. A check that cannot run
-// for a Supervisor blocks that Supervisor's line, and so the plan.
-func (p *Previews) fleetTargets(ctx context.Context, plan *UpgradePlan, u *planVersions, rend *steps.Rendered, s *lifecycle.RolloutStrategy) error {
-	inv, err := p.ports.Repo.Inventory(ctx)
-	if err != nil {
-		return err
-	}
+// fleetSupervisors are the Supervisors a rollout covers: those the
+// service runs on at either version (rendered, or holding a resource of
+// the plan).
+func fleetSupervisors(rend *steps.Rendered, entries []PlanEntry) []string {
 	sups := slices.Clone(rend.Supervisors())
-	for _, e := range plan.Resources {
+	for _, e := range entries {
 		if e.Supervisor != "" && !slices.Contains(sups, e.Supervisor) {
 			sups = append(sups, e.Supervisor)
 		}
 	}
+	return sups
+}
+
+// fleetTargets adds a line per Supervisor of sups (fleetSupervisors) to
+// plan, laid out in waves as the rollout would, each with its
+// compatibility verdict, its hook's answer (hooks, asked once for the
+// whole plan), its resources and its maintenance window at now. A check
+// that cannot run for a Supervisor blocks that Supervisor's line, and so
+// the plan; a version the signature policy refuses blocks every line.
+func (p *Previews) fleetTargets(ctx context.Context, plan *UpgradePlan, sups []string, u *planVersions, rend *steps.Rendered, hooks map[string]*lifecycle.HookReport) error {
+	inv, err := p.ports.Repo.Inventory(ctx)
+	if err != nil {
+		return err
+	}
+	s := plan.Strategy
 	waves, err := fleet.Assign(s, inv, sups)
 	if err != nil {
 		plan.block("rollout: " + err.Error())
@@ -81,13 +90,6 @@ func (p *Previews) fleetTargets(ctx context.Context, plan *UpgradePlan, u *planV
 		plan.block("compatibility: " + err.Error())
 		verdicts = &steps.SupervisorVerdicts{}
 	}
-	hooks, err := steps.RunHookOn(ctx, p.ports.Hook(), u.svc, u.ob, u.nb, u.to, sups)
-	if err != nil {
-		if errors.Is(err, lifecycle.ErrUnavailable) {
-			return err
-		}
-		plan.block("pre-check hook: " + err.Error())
-	}
 	region, window := map[string]string{}, map[string]*lifecycle.MaintenanceWindow{}
 	for _, r := range inv.RegionList() {
 		for _, sv := range r.Supervisors {
@@ -99,6 +101,10 @@ func (p *Previews) fleetTargets(ctx context.Context, plan *UpgradePlan, u *planV
 		for _, sup := range members {
 			t := TargetPlan{Supervisor: sup, Region: region[sup], Wave: wi, WaveName: fleet.Name(s, wi), Allowed: true}
 			fillTarget(&t, verdicts, hooks[sup])
+			if sig := u.signature; sig != nil {
+				t.Compatibility = append(slices.Clip(t.Compatibility), *sig)
+				t.block("signature policy: " + sig.Message)
+			}
 			if open, opens, err := fleet.Open(window[sup], now); err != nil {
 				t.block(err.Error())
 			} else if !open {

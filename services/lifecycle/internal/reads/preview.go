@@ -65,6 +65,9 @@ type planVersions struct {
 	svc, next *lifecycle.Service
 	ob, nb    *bundle.Bundle
 	to        string
+	// signature is the signature policy's ERROR on the target (nil: it
+	// holds), checked once for the plan and its lines.
+	signature *lifecycle.CheckResult
 }
 
 // planResources classifies each resource as an upgrade would handle it.
@@ -146,28 +149,47 @@ func (p *Previews) PreviewUpgrade(ctx context.Context, req PreviewRequest) (*Upg
 		return plan, nil
 	}
 	u := &planVersions{svc: svc, next: next, ob: ob, nb: nb, to: toVersion}
+	u.signature = p.signatureCheck(u)
 	if err := p.previewAcceptance(ctx, plan, u); err != nil {
 		return nil, err
 	}
-	if err := p.previewChecks(ctx, plan, u, rend); err != nil {
-		return nil, err
-	}
-	have, err := p.ports.Repo.Resources(ctx, svc.ID)
+	return plan, p.previewRollout(ctx, plan, u, rend)
+}
+
+// previewRollout checks what the upgrade would check and lays out what it
+// would do with the resources, on each Supervisor when it rolls out in
+// waves. The hook is asked once per Supervisor: its answers are both the
+// plan's and its lines'.
+func (p *Previews) previewRollout(ctx context.Context, plan *UpgradePlan, u *planVersions, rend *steps.Rendered) error {
+	have, err := p.ports.Repo.Resources(ctx, u.svc.ID)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	want, err := rend.Place(next, toVersion, p.ports.Now())
+	want, placeErr := rend.Place(u.next, u.to, p.ports.Now())
+	var entries []PlanEntry
+	if placeErr == nil {
+		entries = planResources(have, want)
+	}
+	sups := steps.InstalledSupervisors(u.svc, have)
+	if plan.Strategy != nil && placeErr == nil {
+		sups = fleetSupervisors(rend, entries)
+	}
+	hook, hooks, err := steps.RunHookOnce(ctx, p.ports.Hook(), u.svc, u.ob, u.nb, u.to, sups)
 	if err != nil {
-		plan.block(err.Error())
-		return plan, nil
+		return err
 	}
-	plan.Resources = planResources(have, want)
-	if strategy != nil {
-		if err := p.fleetTargets(ctx, plan, u, rend, strategy); err != nil {
-			return nil, err
-		}
+	if err := p.previewChecks(ctx, plan, u, rend, hook); err != nil {
+		return err
 	}
-	return plan, nil
+	if placeErr != nil {
+		plan.block(placeErr.Error())
+		return nil
+	}
+	plan.Resources = entries
+	if plan.Strategy != nil {
+		return p.fleetTargets(ctx, plan, sups, u, rend, hooks)
+	}
+	return nil
 }
 
 // basis fingerprints what the plan is computed from (fleet.Basis), read
@@ -220,9 +242,10 @@ func (p *Previews) previewTarget(ctx context.Context, svc *lifecycle.Service, so
 	return p.bundles.Load(next.Digest)
 }
 
-// previewChecks runs the compatibility evaluation, the hook and the
-// dynamic pre-checks an upgrade would run, noting what blocks.
-func (p *Previews) previewChecks(ctx context.Context, plan *UpgradePlan, u *planVersions, rend *steps.Rendered) error {
+// previewChecks runs the compatibility evaluation, the signature policy
+// and the dynamic pre-checks an upgrade would run, and notes the hook's
+// answers, noting what blocks.
+func (p *Previews) previewChecks(ctx context.Context, plan *UpgradePlan, u *planVersions, rend *steps.Rendered, hook *lifecycle.HookReport) error {
 	results, err := steps.UpgradeCompatibility(ctx, p.ports.Check(), u.svc, u.ob, u.nb, u.to, rend)
 	if err != nil {
 		if errors.Is(err, lifecycle.ErrUnavailable) {
@@ -239,9 +262,9 @@ func (p *Previews) previewChecks(ctx context.Context, plan *UpgradePlan, u *plan
 	if !plan.Allowed {
 		plan.SuggestedPath = p.suggestPath(ctx, u.svc, u.ob, u.to, rend)
 	}
-	hook, err := steps.RunHook(ctx, p.ports.Hook(), u.svc, u.ob, u.nb, u.to)
-	if err != nil {
-		return err
+	if r := u.signature; r != nil {
+		plan.Compatibility = append(plan.Compatibility, *r)
+		plan.block("signature policy: " + r.Message)
 	}
 	plan.Hook = hook
 	if hook.Failure != "" {
@@ -324,4 +347,17 @@ func (p *Previews) previewAcceptance(ctx context.Context, plan *UpgradePlan, u *
 	}
 	plan.Acceptance = steps.CompareTerms(old, u.svc.Accepted, next)
 	return nil
+}
+
+// signatureCheck is the signature policy's ERROR when the target version's
+// bundle fails it: every path that makes the version live refuses it (the
+// upgrade's download, each wave of a rollout), so the plan is blocked. Nil
+// when the policy holds or no trusted keys are configured.
+func (p *Previews) signatureCheck(u *planVersions) *lifecycle.CheckResult {
+	err := steps.SignaturePolicy(p.ports.VerifySignatures, u.svc, u.to, u.nb)
+	if err == nil {
+		return nil
+	}
+	return &lifecycle.CheckResult{Severity: "ERROR", Kind: steps.KindSignature, Subject: u.svc.Name + " " + u.to,
+		Message: err.Error(), Source: "signature-keys"}
 }

@@ -35,7 +35,8 @@ func overrideOf(o *lifecyclev1.Override) *lifecycle.Override {
 // and rolloutStrategy take what the body says, their defaults when it omits
 // them. accepted is replaced only when given (an omission does not
 // withdraw an administrator's acceptance). A source starts an upgrade when
-// it differs from the installed one.
+// it differs from the installed one. The body converts as the PATCH that
+// names those fields (patchOfPut), through changeOf.
 func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	body := req.GetService()
 	if body == nil {
@@ -53,42 +54,36 @@ func changeFromPut(req *lifecyclev1.UpdateServiceRequest) (ops.Change, error) {
 	if body.GetId() == "" {
 		return ops.Change{}, invalid("id is required in PUT: the service's id, %s (PUT replaces the whole service; use PATCH to change single fields)", req.GetId())
 	}
-	vals := body.GetValues()
-	state := body.GetLifecycleState()
-	labels, locations, tenants := body.GetLabels(), body.GetLocations(), body.GetTenants()
-	auto, autoRB, pre := body.GetAutoUpgrade(), body.GetAutoRollback(), body.GetAutoUpgradePrereleases()
-	c := ops.Change{
-		Values: &lifecycle.OverlayValues{PlatformOverlay: vals.GetPlatformOverlay(), VendorOverlay: vals.GetVendorOverlay(),
-			UserOverwrite: vals.GetUserOverwrite(), Effective: vals.GetEffective()},
-		ValueFields:    []string{"platformOverlay", "vendorOverlay", "userOverwrite"},
-		LifecycleState: &state,
-		Labels:         &labels, Locations: &locations, Tenants: &tenants,
-		Accepted:    acceptedOf(body.GetAccepted()),
-		AutoUpgrade: &auto, AutoRollback: &autoRB, AutoUpgradePrereleases: &pre,
-		Reconfigure: []string{},
-		Revision:    body.Revision,
+	return changeOf(patchOfPut(body))
+}
+
+// patchOfPut is a PUT body as the PATCH that changes what PUT changes:
+// the body as a ServicePatch and the fields it replaces (accepted, source
+// and planId only when given).
+func patchOfPut(body *lifecyclev1.ServiceUpdate) (*lifecyclev1.ServicePatch, []string) {
+	p := &lifecyclev1.ServicePatch{
+		Values: body.GetValues(), LifecycleState: body.GetLifecycleState(),
+		Labels: body.GetLabels(), Locations: body.GetLocations(), Tenants: body.GetTenants(),
+		Accepted: body.GetAccepted(), Reconfigure: body.GetReconfigure(), Source: body.GetSource(),
+		AutoUpgrade: body.GetAutoUpgrade(), AutoRollback: body.GetAutoRollback(), AutoUpgradePrereleases: body.GetAutoUpgradePrereleases(),
+		Revision: body.Revision, Rollout: body.GetRollout(), RolloutStrategy: body.GetRolloutStrategy(),
+		Override: body.GetOverride(), PlanId: body.GetPlanId(),
 	}
-	if vals.GetEffective() != "" {
-		c.ValueFields = append(c.ValueFields, "effective")
+	paths := []string{"values", "lifecycle_state", "labels", "locations", "tenants", "auto_upgrade", "auto_rollback",
+		"auto_upgrade_prereleases", "reconfigure", "revision", "rollout", "rollout_strategy", "override"}
+	if body.GetValues().GetEffective() != "" {
+		paths = append(paths, "values.effective")
 	}
-	if events := body.GetReconfigure().GetEvents(); len(events) > 0 {
-		c.Reconfigure = events
+	if body.GetAccepted() != nil {
+		paths = append(paths, "accepted")
 	}
-	rollout, err := rolloutRequestFromProto(body.GetRollout())
-	if err != nil {
-		return ops.Change{}, err
+	if body.GetPlanId() != "" {
+		paths = append(paths, "plan_id")
 	}
-	c.Rollout = rollout
-	strategy := body.GetRolloutStrategy()
-	c.RolloutStrategy = &strategy
-	if id := body.GetPlanId(); id != "" {
-		c.PlanID = &id
+	if body.GetSource() != "" {
+		paths = append(paths, "source")
 	}
-	if src := body.GetSource(); src != "" {
-		c.Source = &src
-	}
-	c.Override = overrideOf(body.GetOverride())
-	return c, nil
+	return p, paths
 }
 
 // patchFields are the ServicePatch fields a mask may name.
@@ -149,8 +144,21 @@ func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (ops.Change, error) {
 	if p == nil {
 		p = &lifecyclev1.ServicePatch{}
 	}
+	c, err := changeOf(p, maskOf(req))
+	if err != nil {
+		return c, err
+	}
+	if c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateDecommissioned {
+		return c, fmt.Errorf("lifecycleState cannot be set to decommissioned with PATCH: use DELETE /v2/vcf-services/{id}: %w", lifecycle.ErrInvalidTransition)
+	}
+	return c, nil
+}
+
+// changeOf is the change that sets the fields paths name (mask paths of
+// ServicePatch) to p's; PUT and PATCH both convert through it.
+func changeOf(p *lifecyclev1.ServicePatch, paths []string) (ops.Change, error) {
 	var c ops.Change
-	for _, path := range maskOf(req) {
+	for _, path := range paths {
 		top, rest, _ := strings.Cut(path, ".")
 		if !patchFields[top] {
 			return c, invalid("field %q cannot be patched", path)
@@ -170,9 +178,6 @@ func changeFromPatch(req *lifecyclev1.PatchServiceRequest) (ops.Change, error) {
 			continue
 		}
 		patchField(&c, p, top)
-	}
-	if c.LifecycleState != nil && *c.LifecycleState == lifecycle.StateDecommissioned {
-		return c, fmt.Errorf("lifecycleState cannot be set to decommissioned with PATCH: use DELETE /v2/vcf-services/{id}: %w", lifecycle.ErrInvalidTransition)
 	}
 	return c, nil
 }

@@ -172,11 +172,31 @@ func RunHookOn(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob, nb
 	if err != nil {
 		return nil, err
 	}
+	return bySupervisor(results), nil
+}
+
+// RunHookOnce dispatches the pre-check hook once on each of sups (none:
+// once, without Supervisor secrets) and returns both RunHook's folded
+// report and RunHookOn's report per Supervisor, so a plan that shows both
+// asks each Supervisor once.
+func RunHookOnce(ctx context.Context, hp HookPorts, svc *lifecycle.Service, ob, nb *bundle.Bundle, toVersion string, sups []string) (*lifecycle.HookReport, map[string]*lifecycle.HookReport, error) {
+	if len(sups) == 0 {
+		sups = []string{""}
+	}
+	results, err := dispatchHooks(ctx, hp, svc, ob, nb, toVersion, sups)
+	if err != nil {
+		return nil, nil, err
+	}
+	return hookReport(results), bySupervisor(results), nil
+}
+
+// bySupervisor is each Supervisor's own report of the hook's answers.
+func bySupervisor(results []lifecycle.HookResult) map[string]*lifecycle.HookReport {
 	out := make(map[string]*lifecycle.HookReport, len(results))
 	for _, h := range results {
 		out[h.Supervisor] = hookReport([]lifecycle.HookResult{h})
 	}
-	return out, nil
+	return out
 }
 
 // dispatchHooks calls the hook once per Supervisor ("" : without

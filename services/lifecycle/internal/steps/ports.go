@@ -86,6 +86,9 @@ type Ports struct {
 	Concurrency int
 	// Signers is a bundle's signature set (see Terms); nil: none known.
 	Signers func(*bundle.Bundle) []string
+	// VerifySignatures, when set (trusted keys are configured), must accept
+	// a bundle's signatures before its version goes live (SignaturePolicy).
+	VerifySignatures func(*bundle.Bundle) error
 }
 
 // Render are what rendering reads.
