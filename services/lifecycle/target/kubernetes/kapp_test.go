@@ -282,5 +282,15 @@ func TestValuesChangeIsNotHealthyBeforeKappDeploysIt(t *testing.T) {
 		ref, _, _ := unstructured.NestedSlice(pi.Object, "spec", "values")
 		require.Equal(t, name, mapOf(mapOf(ref[0])["secretRef"])["name"])
 	}
+
+	// A Transfer rebuilds the parts from the values selected now: when
+	// they changed, the Secret the PackageInstall no longer names goes too.
+	_, err := d.Apply(ctx, valuesSecret("replicas: 7\n"))
+	require.NoError(t, err)
+	_, err = d.Transfer(ctx, ssKey, target.Owner{ServiceID: owner1.ServiceID, Version: "1.1.0"}, want.Finalizers)
+	require.NoError(t, err)
+	require.Equal(t, []string{kubernetes.ValuesSecretName("arcturus-registry.example.com", []byte("replicas: 7\n"))}, valuesSecrets(t, c))
+	settings(t, c, "1.0.0", "7")
+	healthy(t, d)
 	deleteWaitsForKapp(t, d, c)
 }
