@@ -170,7 +170,7 @@ func TestKubernetesTargets(t *testing.T) {
 		require.NoError(t, err, "the Package on %s", sup)
 		_, err = c.Dyn.Resource(gvrPkgm).Namespace(kubeNS).Get(ctx, kubePI, metav1.GetOptions{})
 		require.NoError(t, err, "the PackageMetadata on %s", sup)
-		values, err := c.Kube.CoreV1().Secrets(kubeNS).Get(ctx, kubePI+"-values", metav1.GetOptions{})
+		values, err := c.Kube.CoreV1().Secrets(kubeNS).Get(ctx, kubernetes.ValuesSecretName(kubePI, []byte("region: "+region+"\n")), metav1.GetOptions{})
 		require.NoError(t, err)
 		require.Equal(t, "region: "+region+"\n", string(values.Data["values.yaml"]), "values resolved through the selector")
 		for _, r := range []string{"us-west-1", "eu-central-1"} {

@@ -71,7 +71,10 @@ func (w *kubeWorld) ownedAt(t *testing.T, sup, version string) {
 		require.NoError(t, err, "%s %s on %s", o.gvr.Resource, o.name, sup)
 		require.Equal(t, version, u.GetAnnotations()[kubernetes.AnnotationOwnerVersion], "%s %s on %s", o.gvr.Resource, o.name, sup)
 	}
-	for _, name := range []string{kubePI + "-values", "arcturus-values-us-west-1", "arcturus-values-eu-central-1"} {
+	values, err := c.Kube.CoreV1().Secrets(kubeNS).List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelPart + "=values"})
+	require.NoError(t, err)
+	require.Len(t, values.Items, 1, "one values Secret on %s: the one the PackageInstall uses", sup)
+	for _, name := range []string{values.Items[0].Name, "arcturus-values-us-west-1", "arcturus-values-eu-central-1"} {
 		s, err := c.Kube.CoreV1().Secrets(kubeNS).Get(ctx, name, metav1.GetOptions{})
 		require.NoError(t, err, "Secret %s on %s", name, sup)
 		require.Equal(t, version, s.Annotations[kubernetes.AnnotationOwnerVersion], "Secret %s on %s", name, sup)

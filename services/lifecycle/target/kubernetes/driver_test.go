@@ -147,7 +147,7 @@ func TestSupervisorService(t *testing.T) {
 		require.Len(t, list.Items, 1, gvr.Resource)
 		require.Equal(t, owner1.ServiceID, list.Items[0].GetAnnotations()[kubernetes.AnnotationServiceID])
 	}
-	values, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, "arcturus-registry.example.com-values", metav1.GetOptions{})
+	values, err := c.Kube.CoreV1().Secrets(ns).Get(ctx, kubernetes.ValuesSecretName("arcturus-registry.example.com", []byte("replicas: 3\n")), metav1.GetOptions{})
 	require.NoError(t, err)
 	require.Equal(t, "replicas: 3\n", string(values.Data["values.yaml"]))
 
@@ -204,8 +204,7 @@ func deleteWaitsForKapp(t *testing.T, d *kubernetes.Driver, c *kubetest.Cluster)
 		require.NoError(t, err)
 		require.Empty(t, list.Items, "the delete cleaned up %s", gvr.Resource)
 	}
-	_, err = c.Kube.CoreV1().Secrets(ns).Get(ctx, "arcturus-registry.example.com-values", metav1.GetOptions{})
-	require.True(t, apierrors.IsNotFound(err), "the values Secret is cleaned up: %v", err)
+	require.Empty(t, valuesSecrets(t, c), "the values Secret is cleaned up")
 }
 
 // Stage is a server-side dry run: the API server's validation (here

@@ -14,33 +14,17 @@ import (
 )
 
 // health reads a SupervisorService's status from its PackageInstall's
-// conditions, as kapp-controller sets them, then resolves its
+// conditions, as kapp-controller sets them, checked against the App
+// kapp-controller made of it (kappVerdict), then resolves its
 // readyConditions on the live objects they select.
 func health(ctx context.Context, c *cluster, pi *unstructured.Unstructured, obj *target.Object) error {
-	conds, _, _ := unstructured.NestedSlice(pi.Object, "status", "conditions")
-	state := map[string]bool{}
-	for _, raw := range conds {
-		cm, _ := raw.(map[string]any)
-		t, _ := cm["type"].(string)
-		s, _ := cm["status"].(string)
-		state[t] = s == "True"
+	app, err := appOf(ctx, c, pi)
+	if err != nil {
+		return err
 	}
-	observed, _, _ := unstructured.NestedInt64(pi.Object, "status", "observedGeneration")
-	useful, _, _ := unstructured.NestedString(pi.Object, "status", "usefulErrorMessage")
-	friendly, _, _ := unstructured.NestedString(pi.Object, "status", "friendlyDescription")
-	switch {
-	case state["ReconcileFailed"]:
-		obj.Status = target.StatusUnhealthy
-		obj.Message = firstNonEmpty(useful, friendly, "kapp-controller failed to reconcile the PackageInstall")
-		return nil
-	case state["Reconciling"]:
-		obj.Status, obj.Message = target.StatusBusy, firstNonEmpty(friendly, "kapp-controller is reconciling the PackageInstall")
-		return nil
-	case !state["ReconcileSucceeded"]:
-		obj.Status, obj.Message = target.StatusBusy, "waiting for kapp-controller to reconcile the PackageInstall"
-		return nil
-	case observed != 0 && observed < pi.GetGeneration():
-		obj.Status, obj.Message = target.StatusBusy, fmt.Sprintf("waiting for kapp-controller to reconcile generation %d of the PackageInstall", pi.GetGeneration())
+	status, message := kappVerdict(pi, app)
+	if status != target.StatusHealthy {
+		obj.Status, obj.Message = status, message
 		return nil
 	}
 	ready, waiting, err := readyConditions(ctx, c, pi.GetNamespace(), obj.Spec)
@@ -54,7 +38,7 @@ func health(ctx context.Context, c *cluster, pi *unstructured.Unstructured, obj 
 	}
 	obj.Status = target.StatusHealthy
 	if obj.Message == "" {
-		obj.Message = firstNonEmpty(friendly, "Reconcile succeeded")
+		obj.Message = message
 	}
 	return nil
 }

@@ -218,3 +218,79 @@ func wipeKapp(t *testing.T, c *kubetest.Cluster, namespace string) {
 	}
 	require.NoError(t, c.Kube.CoreV1().ConfigMaps(namespace).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}))
 }
+
+// valuesSecrets names the values Secrets the driver made in the namespace.
+func valuesSecrets(t *testing.T, c *kubetest.Cluster) []string {
+	t.Helper()
+	list, err := c.Kube.CoreV1().Secrets(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "vcfsm.dev/part=values"})
+	require.NoError(t, err)
+	var names []string
+	for _, s := range list.Items {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// A change of only a SupervisorService's values is not Healthy on
+// kapp-controller's verdict about the old values: the values Secret is
+// named by the values, so the PackageInstall's spec and generation move,
+// and every Healthy read finds the PackageInstall observed at the
+// generation the apply wrote and the new values deployed. The old values
+// Secret goes; going back to the old values names the old Secret again.
+func TestValuesChangeIsNotHealthyBeforeKappDeploysIt(t *testing.T) {
+	cs := testClusters(t)
+	d := newDriver(t, cs)
+	ctx := context.Background()
+	c := cs["sv1"]
+	image := pushArcturus(t, bundletest.NewRegistry(t), "1.0.0", arcturusTemplate)
+	install(t, d, image)
+	healthy(t, d)
+	settings(t, c, "1.0.0", "3")
+	want := target.Desired{Key: ssKey, Namespace: ns, Spec: ssDoc("1.0.0", image), Owner: owner1, Finalizers: []string{"services.vcfa.broadcom.com/cleanup"}}
+	pis := c.Dyn.Resource(gvrPI).Namespace(ns)
+
+	for _, replicas := range []string{"5", "3"} {
+		values := "replicas: " + replicas + "\n"
+		pi, err := pis.Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
+		require.NoError(t, err)
+		before := pi.GetGeneration()
+		_, err = d.Apply(ctx, valuesSecret(values))
+		require.NoError(t, err)
+		obj, err := d.Apply(ctx, want)
+		require.NoError(t, err)
+		require.NotEqual(t, target.StatusHealthy, obj.Status, "kapp-controller has not deployed %q yet: %s", values, obj.Message)
+		pi, err = pis.Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
+		require.NoError(t, err)
+		require.Greater(t, pi.GetGeneration(), before, "a values change is a PackageInstall spec change")
+		wrote := pi.GetGeneration()
+
+		reconciled(t, "Healthy with "+values, func() (target.Object, error) { return d.Get(ctx, ssKey) }, func(o target.Object) bool {
+			if o.Status != target.StatusHealthy {
+				return false
+			}
+			cm, err := c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, "arcturus-settings", metav1.GetOptions{})
+			require.NoError(t, err)
+			require.Equal(t, replicas, cm.Data["replicas"], "Healthy only once kapp-controller deployed the new values")
+			pi, err := pis.Get(ctx, "arcturus-registry.example.com", metav1.GetOptions{})
+			require.NoError(t, err)
+			observed, _, _ := unstructured.NestedInt64(pi.Object, "status", "observedGeneration")
+			require.GreaterOrEqual(t, observed, wrote, "Healthy only for the generation the apply wrote")
+			return true
+		})
+		name := kubernetes.ValuesSecretName("arcturus-registry.example.com", []byte(values))
+		require.Equal(t, []string{name}, valuesSecrets(t, c), "only the values Secret in use is left")
+		ref, _, _ := unstructured.NestedSlice(pi.Object, "spec", "values")
+		require.Equal(t, name, mapOf(mapOf(ref[0])["secretRef"])["name"])
+	}
+
+	// A Transfer rebuilds the parts from the values selected now: when
+	// they changed, the Secret the PackageInstall no longer names goes too.
+	_, err := d.Apply(ctx, valuesSecret("replicas: 7\n"))
+	require.NoError(t, err)
+	_, err = d.Transfer(ctx, ssKey, target.Owner{ServiceID: owner1.ServiceID, Version: "1.1.0"}, want.Finalizers)
+	require.NoError(t, err)
+	require.Equal(t, []string{kubernetes.ValuesSecretName("arcturus-registry.example.com", []byte("replicas: 7\n"))}, valuesSecrets(t, c))
+	settings(t, c, "1.0.0", "7")
+	healthy(t, d)
+	deleteWaitsForKapp(t, d, c)
+}

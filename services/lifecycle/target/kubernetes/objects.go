@@ -171,7 +171,7 @@ func docMeta(doc map[string]any, ns, name string) map[string]any {
 
 // ssNames are the object names of a SupervisorService.
 type ssNames struct {
-	refName, version, pkg, pkgm, install, values string
+	refName, version, pkg, pkgm, install string
 }
 
 func supervisorServiceNames(doc map[string]any) (ssNames, error) {
@@ -188,8 +188,16 @@ func supervisorServiceNames(doc map[string]any) (ssNames, error) {
 		n.pkgm = n.refName
 	}
 	n.install = n.refName
-	n.values = n.refName + "-values"
 	return n, nil
+}
+
+// ValuesSecretName is the name of a SupervisorService's values Secret:
+// <refName>-values-<hash of the values>. A values change is a new name, so
+// the PackageInstall's spec changes with it and its generation moves:
+// kapp-controller's verdict on the old values can no longer pass for one
+// on the new (health waits for the generation this apply wrote).
+func ValuesSecretName(refName string, values []byte) string {
+	return refName + "-values-" + hashOf(string(values))[:10]
 }
 
 // carvelObject re-homes an embedded Package or PackageMetadata into
@@ -223,11 +231,12 @@ func supervisorServiceParts(doc map[string]any, ns string, values []byte) ([]par
 			"versionSelection": map[string]any{"constraints": n.version, "prereleases": map[string]any{}}},
 	}
 	if values != nil {
+		name := ValuesSecretName(n.refName, values)
 		vs := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Secret",
-			"metadata": map[string]any{"name": n.values, "namespace": ns},
+			"metadata": map[string]any{"name": name, "namespace": ns},
 			"data":     map[string]any{"values.yaml": base64.StdEncoding.EncodeToString(values)}}}
 		parts = append(parts, part{role: partValues, gvr: gvrSecret, obj: vs})
-		spec["values"] = []any{map[string]any{"secretRef": map[string]any{"name": n.values}}}
+		spec["values"] = []any{map[string]any{"secretRef": map[string]any{"name": name}}}
 	}
 	install := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": gvrPackageInstall.GroupVersion().String(), "kind": "PackageInstall",

@@ -141,7 +141,13 @@ func (o *owners) restamp(ctx context.Context, r *resource, k target.Key, owner t
 	gen, _ := strconv.ParseInt(ann[AnnotationGeneration], 10, 64)
 	own := ownership{key: k, owner: owner, finalizers: finalizers, desired: string(raw), generation: max(gen, 1),
 		adopted: ann[AnnotationAdopted] == "true" || ownerOf(r.anchor).IsZero()}
-	return o.writer.applyParts(ctx, r.c, parts, own, true, false)
+	a, err := o.writer.applyParts(ctx, r.c, parts, own, true, false)
+	if err != nil {
+		return a, err
+	}
+	// The values may have changed since the last apply (a new values
+	// Secret): the one the PackageInstall no longer uses goes.
+	return a, pruneParts(ctx, r.c, k, parts)
 }
 
 // restampLive sets the owner on a resource's live objects by update, and

@@ -148,6 +148,9 @@ func driftOf(ctx context.Context, c *cluster, k target.Key, anchor *unstructured
 		live := anchor
 		if p.role != partAnchor {
 			got, err := c.dyn.Resource(p.gvr).Namespace(r.ns).Get(ctx, p.obj.GetName(), metav1.GetOptions{})
+			if apierrors.IsNotFound(err) && p.role == partValues && !usesValues(anchor, p.obj.GetName()) {
+				return "the values spec.values.selector selects changed since the PackageInstall was applied", nil
+			}
 			if apierrors.IsNotFound(err) {
 				return fmt.Sprintf("%s %s was deleted", p.obj.GetKind(), p.obj.GetName()), nil
 			}
