@@ -139,6 +139,10 @@ type WaveState struct {
 	SharedMoved bool `json:"sharedMoved,omitempty"`
 	// Resumes is how many resumes the wave has acted on.
 	Resumes int `json:"resumes,omitempty"`
+	// GateWaitingSince is when the wave's gate first could not run on
+	// one of its targets (it does not answer); zero once it ran. Past the
+	// strategy's gate timeout those targets fail.
+	GateWaitingSince time.Time `json:"gateWaitingSince,omitzero"`
 }
 
 // TargetState is one Supervisor in a rollout.
