@@ -66,3 +66,37 @@ func TestRolloutGateThatCannotRunWaitsThenRollsBack(t *testing.T) {
 	require.Equal(t, "1.0.0", svc.Version)
 	require.Equal(t, map[string]string{"supervisor-vc1": "1.0.0", "supervisor-eu1": "1.0.0"}, w.ssOwners(t, id), "every target on 1.0.0")
 }
+
+// With onFailure pause, a gate that could not run within the gate timeout
+// pauses the rollout (its target Failed, nothing of the wave moved); once
+// the Supervisor answers again a resume checks it again and the wave goes
+// on: every target on 2.0.0.
+func TestRolloutGateThatCannotRunPausesThenResumes(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	id := w.installed(t, w.publish(t, v1))
+	src2 := w.publish(t, v2)
+
+	strategy := `{"gateTimeout":"2s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true,"onFailure":"pause"}]}`
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
+	waitRollout(t, w, id, "WaitingApproval")
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
+	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
+	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+
+	r := waitRollout(t, w, id, "Paused")
+	require.Contains(t, r.Reason, "its checks could not run within the gate timeout of 2s")
+	require.Contains(t, r.Reason, "paused (resume checks them again, abort rolls back)")
+	v, st := r.target("supervisor-eu1")
+	require.Equal(t, []string{"1.0.0", "Failed"}, []string{v, st}, "it never moved")
+
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1"})
+	require.Equal(t, http.StatusOK, w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/resume", map[string]any{}).Status)
+	r = waitRollout(t, w, id, "Succeeded")
+	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		v, st := r.target(sup)
+		require.Equal(t, []string{"2.0.0", "Done"}, []string{v, st}, sup)
+	}
+	svc := w.waitStatus(t, id, "Healthy")
+	require.Equal(t, "2.0.0", svc.Version)
+	require.Equal(t, map[string]string{"supervisor-vc1": "2.0.0", "supervisor-eu1": "2.0.0"}, w.ssOwners(t, id))
+}
