@@ -25,7 +25,8 @@ type RolloutStrategy struct {
 	Name  string `json:"name,omitempty"`
 	Waves []Wave `json:"waves"`
 	// GateTimeout bounds how long a target may take, once applied, to be
-	// Healthy at the new generation (0: 10 minutes).
+	// Healthy at the new generation, and how long a wave waits for a gate
+	// that cannot run on a target that does not answer (0: 10 minutes).
 	GateTimeout time.Duration `json:"gateTimeout,omitempty"`
 }
 
