@@ -39,7 +39,7 @@ func TestRolloutGateThatCannotRunWaitsThenRollsBack(t *testing.T) {
 	require.Equal(t, []string{"2.0.0", "Done"}, []string{v, st}, "the canary moved")
 
 	r = waitRollout(t, w, id, "RolledBack")
-	require.Contains(t, r.Reason, "wave rest: its checks could not run within the gate timeout of 3s")
+	require.Contains(t, r.Reason, "wave rest: its checks could not run within the gate timeout of 3s on 1 of 1 target(s)")
 	require.Contains(t, r.Reason, "supervisor-eu1")
 	v, st = r.target("supervisor-vc1")
 	require.Equal(t, []string{"1.0.0", "RolledBack"}, []string{v, st}, "the canary moved back")
@@ -99,4 +99,31 @@ func TestRolloutGateThatCannotRunPausesThenResumes(t *testing.T) {
 	svc := w.waitStatus(t, id, "Healthy")
 	require.Equal(t, "2.0.0", svc.Version)
 	require.Equal(t, map[string]string{"supervisor-vc1": "2.0.0", "supervisor-eu1": "2.0.0"}, w.ssOwners(t, id))
+}
+
+// A wave's failure budget does not let it go on without a target whose
+// gate could not run: that target never moved, and a rollout that
+// succeeded without it would leave it on 1.0.0 with nothing to move it
+// (the service's records of it are 1.0.0's). Past the gate timeout the
+// wave fails even with maxFailures 1, and rolls back.
+func TestRolloutGateThatCannotRunIsNotWithinBudget(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	id := w.installed(t, w.publish(t, v1))
+	src2 := w.publish(t, v2)
+
+	strategy := `{"gateTimeout":"2s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true,"maxFailures":1}]}`
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
+	waitRollout(t, w, id, "WaitingApproval")
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
+	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
+	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+
+	r := waitRollout(t, w, id, "RolledBack")
+	require.Contains(t, r.Reason, "wave rest: its checks could not run within the gate timeout of 2s on 1 of 1 target(s)")
+	v, st := r.target("supervisor-eu1")
+	require.Equal(t, []string{"1.0.0", "Failed"}, []string{v, st}, "it never moved")
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1"})
+	svc := w.waitStatus(t, id, "Healthy")
+	require.Equal(t, "1.0.0", svc.Version)
+	require.Equal(t, map[string]string{"supervisor-vc1": "1.0.0", "supervisor-eu1": "1.0.0"}, w.ssOwners(t, id))
 }

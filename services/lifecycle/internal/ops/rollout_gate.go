@@ -80,10 +80,12 @@ func (w *waveRun) applyGate(errs *gateResults, sups []string) string {
 // (cannot: why, by Supervisor). Up to the strategy's gate timeout,
 // counted from the first run that could not check them, the rollout stays
 // Running and waits, saying which Supervisors and why, and the next poll
-// tries again. Past it those targets fail: they count against the wave's
-// failure budget; within it the wave goes on without them, past it the
-// wave's failure policy applies (rollback, or pause: Blocked until a
-// resume checks them again, or an abort).
+// tries again. Past it those targets fail and so does the wave, whatever
+// its failure budget (a target that never moved cannot be left behind: a
+// rollout that succeeded without it would leave it on the old version,
+// which nothing moves afterwards): the wave's failure policy applies
+// (rollback, or pause: Blocked until a resume checks them again, or an
+// abort).
 func (w *waveRun) cannotRun(ctx context.Context, cannot map[string]string) error {
 	ws := w.state()
 	timeout := fleet.GateTimeout(&w.st.Strategy)
@@ -106,15 +108,10 @@ func (w *waveRun) cannotRun(ctx context.Context, cannot map[string]string) error
 	}
 	ws.GateWaitingSince = time.Time{}
 	w.markCannot(cannot, lifecycle.TargetFailed, fmt.Sprintf("its checks could not run within the gate timeout of %s: ", timeout))
-	spec := w.spec()
-	total, _, failed, _ := w.counts()
-	if failed <= spec.MaxFailures {
-		return w.wait(ctx, lifecycle.RolloutRunning, fmt.Sprintf("wave %s goes on without %d target(s) whose checks could not run within the gate timeout of %s (within its budget of %d): %s",
-			w.name(), len(cannot), timeout, spec.MaxFailures, detail))
-	}
-	reason := fmt.Sprintf("wave %s: its checks could not run within the gate timeout of %s: %d of %d target(s) failed, more than its budget of %d: %s",
-		w.name(), timeout, failed, total, spec.MaxFailures, detail)
-	if spec.OnFailure == lifecycle.OnFailurePause {
+	total, _, _, _ := w.counts()
+	reason := fmt.Sprintf("wave %s: its checks could not run within the gate timeout of %s on %d of %d target(s): %s",
+		w.name(), timeout, len(cannot), total, detail)
+	if w.spec().OnFailure == lifecycle.OnFailurePause {
 		ws.Blocked = true
 		return w.wait(ctx, lifecycle.RolloutPaused, reason+"; paused (resume checks them again, abort rolls back)")
 	}
