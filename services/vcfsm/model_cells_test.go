@@ -297,7 +297,7 @@ func unavailableCells() map[string]outcome {
 		"auto-upgrade":       acc("", "", "an unavailable service is not upgraded automatically").decided(),
 		"auto-rollback":      acc("", "", "the pre-checks cannot stage on the Supervisor: the upgrade does not start"),
 		"reconcile":          acc("", "", "the controllers restore it (its target answers)").code(http.StatusOK),
-		"rollout":            acc2("active/Unhealthy", "partial", "wave 1 (us-west-1) passes its gate and moves; wave 2's gate cannot reach the Supervisor and its step is stuck past its time bound: Unhealthy, partly moved, the administrator aborts (rolls back) or fixes the Supervisor. A gap to revisit: a wave whose gate cannot run should wait or fail the wave, not stick").decided(),
+		"rollout":            acc("active/Unavailable", "v1", "wave 1 (us-west-1) passes its gate and moves; wave 2's gate cannot reach the Supervisor: the rollout waits (Running, the reason names the Supervisor and the error, tried again every poll); past the gate timeout (5s) the wave fails and wave 1 is rolled back, the version quarantined; the service is back on 1.0.0, still Unavailable").decided(),
 	}, "active/Unavailable", "v1")
 }
 

@@ -239,7 +239,7 @@ func (m *modelRun) reachActive() error {
 
 var overwrite = base64.StdEncoding.EncodeToString([]byte("hookCA: model\n"))
 
-const rolloutWaves = `{"waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true}]}`
+const rolloutWaves = `{"gateTimeout":"5s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true}]}`
 
 // act applies the column's action and returns its answer.
 func (m *modelRun) act(col string) (reply, error) {

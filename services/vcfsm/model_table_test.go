@@ -94,7 +94,7 @@ var modelColumns = []modelColumn{
 	{"auto-upgrade", "automatic upgrade", "POST /v2/vcf-service-versions {source: 2.0.0}, then PATCH {autoUpgrade: true}"},
 	{"auto-rollback", "automatic rollback", "PATCH {autoRollback: true, source: 2.0.0} while one Supervisor refuses 2.0.0's new resource"},
 	{"reconcile", "reconcile", "the GlobalRole is deleted on its target behind the Service Manager's back"},
-	{"rollout", "fleet rollout", "PATCH {source: 2.0.0, rollout: us-west-1 first, then the rest}"},
+	{"rollout", "fleet rollout", "PATCH {source: 2.0.0, rollout: us-west-1 first, then the rest; gateTimeout: 5s}"},
 }
 
 // Shorthands for cells.

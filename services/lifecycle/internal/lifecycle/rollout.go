@@ -25,7 +25,8 @@ type RolloutStrategy struct {
 	Name  string `json:"name,omitempty"`
 	Waves []Wave `json:"waves"`
 	// GateTimeout bounds how long a target may take, once applied, to be
-	// Healthy at the new generation (0: 10 minutes).
+	// Healthy at the new generation, and how long a wave waits for a gate
+	// that cannot run on a target that does not answer (0: 10 minutes).
 	GateTimeout time.Duration `json:"gateTimeout,omitempty"`
 }
 
@@ -139,6 +140,10 @@ type WaveState struct {
 	SharedMoved bool `json:"sharedMoved,omitempty"`
 	// Resumes is how many resumes the wave has acted on.
 	Resumes int `json:"resumes,omitempty"`
+	// GateWaitingSince is when the wave's gate first could not run on
+	// one of its targets (it does not answer); zero once it ran. Past the
+	// strategy's gate timeout those targets fail.
+	GateWaitingSince time.Time `json:"gateWaitingSince,omitzero"`
 }
 
 // TargetState is one Supervisor in a rollout.

@@ -83,8 +83,10 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 		}
 		if s.ActiveOperation != "" {
 			running, err := tx.Operation(s.ID, s.ActiveOperation)
-			// Only a stuck upgrade can be rolled back while it is active.
-			if err == nil && (running.Type != lifecycle.OpUpgrade || running.Outcome != lifecycle.OutcomeStuck) {
+			// Only a stuck upgrade (or rollout: an upgrade in waves) can
+			// be rolled back while it is active.
+			upgrade := running != nil && (running.Type == lifecycle.OpUpgrade || running.Type == lifecycle.OpRollout)
+			if err == nil && (!upgrade || running.Outcome != lifecycle.OutcomeStuck) {
 				return fmt.Errorf("service %s: a %s operation is in progress (%s): %w", id, running.Type, running.ID, lifecycle.ErrConflict)
 			}
 			if err == nil {

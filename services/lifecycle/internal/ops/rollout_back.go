@@ -95,7 +95,7 @@ func rollbackWave(k int) func(ctx context.Context, d *Deps, r *run, u *upgradeVe
 		}
 		d.failpoint(ctx, fmt.Sprintf("rollout/rollback-wave-%d:verified", k+1))
 		back := w.targetsIn(lifecycle.TargetRollingBack)
-		failed := w.targetsIn(lifecycle.TargetFailed)
+		failed := w.movedFailed()
 		if len(back) == 0 && len(failed) == 0 && w.sharedBack(ctx) {
 			if ws.State == "RollingBack" {
 				d.rollouts().WaveEnded(ctx, st, k, WaveRollback, WaveRolledBack)
@@ -109,6 +109,19 @@ func rollbackWave(k int) func(ctx context.Context, d *Deps, r *run, u *upgradeVe
 		}
 		return engine.Wait(d.rolloutPoll(), "%s", msg)
 	}
+}
+
+// movedFailed names the wave's Failed targets that had moved: those that
+// never did (their checks could not run) are on the previous version
+// already, and stay Failed with why.
+func (w *waveRun) movedFailed() []string {
+	var out []string
+	for _, t := range w.st.Targets {
+		if t.Wave == w.k && t.State == lifecycle.TargetFailed && !t.MovedAt.IsZero() {
+			out = append(out, t.Supervisor)
+		}
+	}
+	return out
 }
 
 // moveBack moves the wave's moved targets (and its shared resources) back

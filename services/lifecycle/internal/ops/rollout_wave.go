@@ -88,7 +88,11 @@ func (w *waveRun) run(ctx context.Context) error {
 	case ws.Blocked:
 		w.unblock()
 	case !ws.Checked:
-		if reason := w.gate(ctx); reason != "" && ctl.Overridden[w.k] == "" {
+		reason, held, err := w.gate(ctx)
+		if held {
+			return err
+		}
+		if reason != "" && ctl.Overridden[w.k] == "" {
 			ws.Blocked = true
 			return w.wait(ctx, lifecycle.RolloutPaused, reason)
 		}
@@ -117,11 +121,7 @@ func (w *waveRun) settle(ctx context.Context) error {
 	total, done, failed, waiting := w.counts()
 	if failed > spec.MaxFailures {
 		reason := fmt.Sprintf("wave %s: %d of %d target(s) failed, more than its budget of %d: %s", w.name(), failed, total, spec.MaxFailures, w.failures())
-		if spec.OnFailure == lifecycle.OnFailurePause {
-			return w.wait(ctx, lifecycle.RolloutPaused, reason+"; paused (resume retries the failed targets, abort rolls back)")
-		}
-		ws.State = "Failed"
-		return w.beginRollback(ctx, reason)
+		return w.failWave(ctx, reason)
 	}
 	if done+failed == total && w.sharedHealthy(ctx) {
 		ws.State, ws.DoneAt = "Done", w.now
@@ -133,6 +133,16 @@ func (w *waveRun) settle(ctx context.Context) error {
 		return err
 	}
 	return engine.Wait(w.nextLook(), "%s", msg)
+}
+
+// failWave applies the wave's failure policy: pause (resume retries the
+// failed targets, abort rolls back) or roll back.
+func (w *waveRun) failWave(ctx context.Context, reason string) error {
+	if w.spec().OnFailure == lifecycle.OnFailurePause {
+		return w.wait(ctx, lifecycle.RolloutPaused, reason+"; paused (resume retries the failed targets, abort rolls back)")
+	}
+	w.state().State = "Failed"
+	return w.beginRollback(ctx, reason)
 }
 
 // wait holds the rollout in state for reason and runs the wave again
@@ -205,49 +215,11 @@ func (w *waveRun) nextLook() time.Duration {
 	return next
 }
 
-// gate runs the checks of the wave's targets before anything moves:
-// compatibility, the pre-check hook and the dynamic pre-checks, each on
-// those targets only. ERRORs block the target (and so the wave, until an
-// administrator overrides it or the cause is fixed and the rollout
-// resumed); WARNINGs and INFOs are kept on the target. It returns why the
-// wave cannot start, or "".
-func (w *waveRun) gate(ctx context.Context) string {
-	sups := w.targetsIn(lifecycle.TargetPending, lifecycle.TargetBlocked, lifecycle.TargetWaitingWindow)
-	if len(sups) == 0 {
-		return ""
-	}
-	errs := gateChecks(ctx, w.d, w.r, w.u, sups)
-	w.r.note(errs.foldedNotes())
-	var blocked []string
-	for i := range w.st.Targets {
-		t := &w.st.Targets[i]
-		if t.Wave != w.k || !slices.Contains(sups, t.Supervisor) {
-			continue
-		}
-		t.Notes = errs.notes[t.Supervisor]
-		if msgs := errs.errors[t.Supervisor]; len(msgs) > 0 {
-			t.State, t.Message = lifecycle.TargetBlocked, strings.Join(msgs, "; ")
-			blocked = append(blocked, t.Supervisor+": "+t.Message)
-			continue
-		}
-		if t.State == lifecycle.TargetBlocked {
-			t.State, t.Message = lifecycle.TargetPending, ""
-		}
-	}
-	if len(blocked) == 0 {
-		return ""
-	}
-	if len(blocked) > 3 {
-		blocked = append(blocked[:3], fmt.Sprintf("and %d more", len(blocked)-3))
-	}
-	return fmt.Sprintf("wave %s is blocked by its checks: %s (fix and resume, override with approve and a reason, or abort)", w.name(), strings.Join(blocked, "; "))
-}
-
 // retry acts on a resume: the wave's failed and blocked targets are tried
 // again, its gates run again.
 func (w *waveRun) retry(resumes int) {
 	ws := w.state()
-	ws.Resumes, ws.Checked, ws.Blocked = resumes, false, false
+	ws.Resumes, ws.Checked, ws.Blocked, ws.GateWaitingSince = resumes, false, false, time.Time{}
 	for i := range w.st.Targets {
 		t := &w.st.Targets[i]
 		if t.Wave == w.k && (t.State == lifecycle.TargetFailed || t.State == lifecycle.TargetBlocked) {

@@ -1,0 +1,129 @@
+package vcfsm_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
+)
+
+// Wave 2's gate cannot reach its Supervisor (it does not answer): the
+// rollout waits, Running, saying which Supervisor and why, and looks
+// again every poll; past the strategy's gate timeout the wave fails and
+// its policy (rollback, the default) takes wave 1's targets back. The
+// operation ends RolledBack (not Stuck), the history says why, and once
+// the Supervisor answers again the service is Healthy on 1.0.0.
+func TestRolloutGateThatCannotRunWaitsThenRollsBack(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	id := w.installed(t, w.publish(t, v1))
+	src2 := w.publish(t, v2)
+
+	strategy := `{"gateTimeout":"3s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true}]}`
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
+	waitRollout(t, w, id, "WaitingApproval")
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
+	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
+	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+
+	r := poll(t, "wave 2 waiting for its gate", time.Minute, func() rolloutView { return w.rollout(t, id) }, func(r rolloutView) bool {
+		return strings.Contains(r.Reason, "cannot run")
+	})
+	require.Equal(t, "Running", r.State, "waiting for a gate that cannot run is not a pause: %+v", r)
+	require.Contains(t, r.Reason, "supervisor-eu1", "it names the Supervisor")
+	require.Contains(t, r.Reason, "does not answer", "and the error")
+	v, st := r.target("supervisor-vc1")
+	require.Equal(t, []string{"2.0.0", "Done"}, []string{v, st}, "the canary moved")
+
+	r = waitRollout(t, w, id, "RolledBack")
+	require.Contains(t, r.Reason, "wave rest: its checks could not run within the gate timeout of 3s on 1 of 1 target(s)")
+	require.Contains(t, r.Reason, "supervisor-eu1")
+	v, st = r.target("supervisor-vc1")
+	require.Equal(t, []string{"1.0.0", "RolledBack"}, []string{v, st}, "the canary moved back")
+	w.idle(t, id)
+	h := w.history(t, id)
+	var names []string
+	for _, op := range h.Operations {
+		if op.Type != "rollout" {
+			continue
+		}
+		require.Equal(t, "RolledBack", op.Outcome, "not Stuck")
+		for _, s := range op.Steps {
+			names = append(names, s.Name+":"+s.Status)
+			if s.Name == "wave-2" {
+				require.Contains(t, s.Message, "its checks could not run", "the history says why")
+			}
+		}
+	}
+	require.Equal(t, []string{"download:Succeeded", "configuration:Succeeded", "plan:Succeeded", "maintenance:Succeeded",
+		"wave-1:Succeeded", "wave-2:Succeeded", "promote:Skipped", "rollback-wave-2:Succeeded", "rollback-wave-1:Succeeded", "rolled-back:Succeeded"}, names)
+
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1"})
+	svc := w.waitStatus(t, id, "Healthy")
+	require.Equal(t, "1.0.0", svc.Version)
+	require.Equal(t, map[string]string{"supervisor-vc1": "1.0.0", "supervisor-eu1": "1.0.0"}, w.ssOwners(t, id), "every target on 1.0.0")
+}
+
+// With onFailure pause, a gate that could not run within the gate timeout
+// pauses the rollout (its target Failed, nothing of the wave moved); once
+// the Supervisor answers again a resume checks it again and the wave goes
+// on: every target on 2.0.0.
+func TestRolloutGateThatCannotRunPausesThenResumes(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	id := w.installed(t, w.publish(t, v1))
+	src2 := w.publish(t, v2)
+
+	strategy := `{"gateTimeout":"2s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true,"onFailure":"pause"}]}`
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
+	waitRollout(t, w, id, "WaitingApproval")
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
+	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
+	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+
+	r := waitRollout(t, w, id, "Paused")
+	require.Contains(t, r.Reason, "its checks could not run within the gate timeout of 2s")
+	require.Contains(t, r.Reason, "paused (resume checks them again, abort rolls back)")
+	v, st := r.target("supervisor-eu1")
+	require.Equal(t, []string{"1.0.0", "Failed"}, []string{v, st}, "it never moved")
+
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1"})
+	require.Equal(t, http.StatusOK, w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/resume", map[string]any{}).Status)
+	r = waitRollout(t, w, id, "Succeeded")
+	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		v, st := r.target(sup)
+		require.Equal(t, []string{"2.0.0", "Done"}, []string{v, st}, sup)
+	}
+	svc := w.waitStatus(t, id, "Healthy")
+	require.Equal(t, "2.0.0", svc.Version)
+	require.Equal(t, map[string]string{"supervisor-vc1": "2.0.0", "supervisor-eu1": "2.0.0"}, w.ssOwners(t, id))
+}
+
+// A wave's failure budget does not let it go on without a target whose
+// gate could not run: that target never moved, and a rollout that
+// succeeded without it would leave it on 1.0.0 with nothing to move it
+// (the service's records of it are 1.0.0's). Past the gate timeout the
+// wave fails even with maxFailures 1, and rolls back.
+func TestRolloutGateThatCannotRunIsNotWithinBudget(t *testing.T) {
+	w := newWorld(t, fastRollouts)
+	id := w.installed(t, w.publish(t, v1))
+	src2 := w.publish(t, v2)
+
+	strategy := `{"gateTimeout":"2s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true,"maxFailures":1}]}`
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
+	waitRollout(t, w, id, "WaitingApproval")
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
+	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
+	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+
+	r := waitRollout(t, w, id, "RolledBack")
+	require.Contains(t, r.Reason, "wave rest: its checks could not run within the gate timeout of 2s on 1 of 1 target(s)")
+	v, st := r.target("supervisor-eu1")
+	require.Equal(t, []string{"1.0.0", "Failed"}, []string{v, st}, "it never moved")
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1"})
+	svc := w.waitStatus(t, id, "Healthy")
+	require.Equal(t, "1.0.0", svc.Version)
+	require.Equal(t, map[string]string{"supervisor-vc1": "1.0.0", "supervisor-eu1": "1.0.0"}, w.ssOwners(t, id))
+}
