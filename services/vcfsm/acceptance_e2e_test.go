@@ -90,6 +90,7 @@ func TestUpgradeAcceptance(t *testing.T) {
 		require.Equal(t, http.StatusOK, reg.Status, "%s", reg.Body)
 		refused := patch(t, w, id, `{"source":"`+src+`"}`, http.StatusConflict)
 		require.Contains(t, string(refused.Body), "its signature set changed: accepted.signatures must be true")
+		require.NotContains(t, string(refused.Body), "concurrent change", "a refusal of terms is not a race")
 		require.Equal(t, "1.2.0", w.get(t, id).Version, "nothing started")
 		upgraded(accepting(src, w.grants(t, id)), "1.3.0")
 	})

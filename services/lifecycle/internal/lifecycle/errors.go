@@ -18,6 +18,10 @@ var (
 	ErrFailedPrecondition = errors.New("failed precondition")
 	// ErrConflict: a concurrent change won; re-read and retry.
 	ErrConflict = errors.New("conflicting concurrent change")
+	// ErrNotAccepted: the request does not accept what the version changes
+	// (its EULA, signature set or access grants); the message says what
+	// to accept. REST 409, as a conflict with the service's accepted terms.
+	ErrNotAccepted = errors.New("terms not accepted")
 	// ErrAlreadyExists: what the request would create exists already (a
 	// service for a package that has one); the message names it.
 	ErrAlreadyExists = errors.New("already exists")

@@ -16,6 +16,7 @@ var ErrorTable = grpcerr.Table{
 	{Err: lifecycle.ErrInvalidTransition, Code: codes.InvalidArgument},
 	{Err: lifecycle.ErrFailedPrecondition, Code: codes.FailedPrecondition, Marker: true},
 	{Err: lifecycle.ErrConflict, Code: codes.Aborted},
+	{Err: lifecycle.ErrNotAccepted, Code: codes.Aborted, Marker: true},
 	{Err: lifecycle.ErrAlreadyExists, Code: codes.AlreadyExists, Marker: true},
 	{Err: lifecycle.ErrPermissionDenied, Code: codes.PermissionDenied, Marker: true},
 	// Before ErrUnavailable, which it is too: 429, not 503.

@@ -25,6 +25,9 @@ func TestErrorTable(t *testing.T) {
 		{fmt.Errorf("active -> inactive: %w", lifecycle.ErrInvalidTransition), codes.InvalidArgument, ""},
 		{fmt.Errorf("accept the EULA first (accepted.eula): %w", lifecycle.ErrFailedPrecondition), codes.FailedPrecondition, "accept the EULA first (accepted.eula)"},
 		{fmt.Errorf("rev: %w", lifecycle.ErrConflict), codes.Aborted, ""},
+		// A refusal of terms is a 409 that reads as what to accept, not as a race.
+		{fmt.Errorf("version 2.0.0 changes what was accepted: accepted.eula must be true: %w", lifecycle.ErrNotAccepted), codes.Aborted,
+			"version 2.0.0 changes what was accepted: accepted.eula must be true"},
 		{fmt.Errorf("a.example.com is already registered as service x: %w", lifecycle.ErrAlreadyExists), codes.AlreadyExists, "a.example.com is already registered as service x"},
 		{fmt.Errorf("renderer: %w", lifecycle.ErrUnavailable), codes.Unavailable, ""},
 		{context.Canceled, codes.Canceled, ""},

@@ -131,7 +131,7 @@ func (a Acceptance) Check(version string, got *lifecycle.Accepted) error {
 		return nil
 	}
 	return fmt.Errorf("version %s changes what was accepted, and the upgrade request does not accept it: %s (POST /upgrade-plan shows it; send the upgrade again with accepted): %w",
-		version, strings.Join(missing, "; "), lifecycle.ErrConflict)
+		version, strings.Join(missing, "; "), lifecycle.ErrNotAccepted)
 }
 
 func joinGrants(gs []GrantValue) string {

@@ -50,7 +50,7 @@ func TestCompareTermsAndCheck(t *testing.T) {
 				return
 			}
 			require.ErrorContains(t, err, c.refused)
-			require.ErrorIs(t, err, lifecycle.ErrConflict, "409")
+			require.ErrorIs(t, err, lifecycle.ErrNotAccepted, "409")
 		})
 	}
 }
