@@ -50,6 +50,11 @@ func TestStuckRolloutRollbackIsRecoveredByRollback(t *testing.T) {
 	w.sim.ClearFaults()
 	back := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollback", map[string]any{})
 	require.Equal(t, http.StatusAccepted, back.Status, "the way out of a stuck upgrade is the way out of a stuck rollout: %s", back.Body)
+	var started struct {
+		Rollout struct{ OperationID, State string } `json:"rollout"`
+	}
+	back.JSON(t, &started)
+	require.Equal(t, []string{stuck, "RollingBack"}, []string{started.Rollout.OperationID, started.Rollout.State}, "the rollout rolls back while the rollback that recovers it runs: %s", back.Body)
 	v = w.waitStatus(t, id, "Healthy")
 	require.Equal(t, "1.0.0", v.Version)
 	require.Equal(t, map[string]string{"supervisor-vc1": "1.0.0", "supervisor-eu1": "1.0.0"}, w.ssOwners(t, id))
