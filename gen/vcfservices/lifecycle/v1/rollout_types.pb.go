@@ -27,8 +27,10 @@ type RolloutStrategy struct {
 	// Name of a stored (provider) strategy; empty inline.
 	Name  string  `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	Waves []*Wave `protobuf:"bytes,2,rep,name=waves,proto3" json:"waves,omitempty"`
-	// How long a moved target may take to be Healthy at the new generation
-	// (Go duration, e.g. "10m"; default 10m).
+	// How long a moved target may take to be Healthy at the new generation,
+	// and how long a wave waits for a gate that cannot run on a target that
+	// does not answer before the wave fails (Go duration, e.g. "10m";
+	// default 10m).
 	GateTimeout   string `protobuf:"bytes,3,opt,name=gate_timeout,json=gateTimeout,proto3" json:"gate_timeout,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -81,6 +81,7 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 		if err := refusePaused(s); err != nil {
 			return err
 		}
+		op = rollbackOp.start(&r.d, s, by, lifecycle.OperationParams{TargetVersion: prev.Version, TargetDigest: prev.Digest, Phase: lifecycle.PhaseUpgrading})
 		if s.ActiveOperation != "" {
 			running, err := tx.Operation(s.ID, s.ActiveOperation)
 			// Only a stuck upgrade (or rollout: an upgrade in waves) can
@@ -90,14 +91,11 @@ func (r *Runner) Rollback(ctx context.Context, id, targetVersion, by string) (*l
 				return fmt.Errorf("service %s: a %s operation is in progress (%s): %w", id, running.Type, running.ID, lifecycle.ErrConflict)
 			}
 			if err == nil {
-				running.Outcome = lifecycle.OutcomeRolledBack
-				running.FinishedAt = r.d.Now()
-				if err := tx.PutOperation(running); err != nil {
+				if err := recoverStuck(tx, &r.d, s, running, op); err != nil {
 					return err
 				}
 			}
 		}
-		op = rollbackOp.start(&r.d, s, by, lifecycle.OperationParams{TargetVersion: prev.Version, TargetDigest: prev.Digest, Phase: lifecycle.PhaseUpgrading})
 		op.ToVersion = prev.Version
 		running(s, op)
 		s.Phase = lifecycle.PhaseUpgrading
@@ -258,9 +256,10 @@ func rollbackResources(ctx context.Context, d *Deps, r *run) error {
 }
 
 // rollbackCleanup points the service at the previous version again and
-// ends maintenance; the controllers take over.
+// ends maintenance; the controllers take over. A stuck rollout the
+// rollback recovered is RolledBack from here (rollback_recover.go).
 func rollbackCleanup(ctx context.Context, d *Deps, r *run) error {
-	_, err := d.Writer.Mutate(ctx, r.svc.ID, func(_ lifecycle.Tx, s *lifecycle.Service) error {
+	_, err := d.Writer.Mutate(ctx, r.svc.ID, func(tx lifecycle.Tx, s *lifecycle.Service) error {
 		if prev := s.PreviousVersion; prev != nil && s.Version != prev.Version {
 			// Automatic upgrades do not pick the version rolled back from
 			// until an administrator clears it.
@@ -270,7 +269,7 @@ func rollbackCleanup(ctx context.Context, d *Deps, r *run) error {
 		s.PreviousVersion = nil
 		s.Maintenance = false
 		s.Status = lifecycle.StatusBusy
-		return nil
+		return endRecoveredRollout(tx, s, r.op)
 	})
 	if err != nil {
 		return err
