@@ -244,6 +244,7 @@ func newWorld(t testing.TB, opts ...onebox.Option) *world {
 func (w *world) publish(t testing.TB, v arcturusVersion) string {
 	t.Helper()
 	spec := v.spec()
+	pkg := spec.Name
 	if w.schemaPatch != nil {
 		w.schemaPatch(spec.ValuesSchema)
 	}
@@ -270,6 +271,12 @@ func (w *world) publish(t testing.TB, v arcturusVersion) string {
 	bundletest.PushBundle(t, w.reg, dir, "arcturus-bundle:"+v.Version)
 	tar := bundletest.CopyToTar(t, w.reg, w.reg.Ref("arcturus-bundle:"+v.Version))
 	name := "arcturus-" + v.Version + ".tar"
+	if spec.Name != pkg {
+		// Another package at the same version has its own source: the
+		// catalog maps a source to one package name, and a create of the
+		// same URL would be taken for the package downloaded first.
+		name = spec.Name + "-" + v.Version + ".tar"
+	}
 	w.tars.Add(name, tar)
 	return w.tars.URL(name)
 }

@@ -47,6 +47,10 @@ function renderChrome(current) {
 }
 
 function signOut() {
+  // The page stops first (its polls and watch): the hashchange that would
+  // stop it comes later, and a poll in between would go out without a
+  // token (a 401 in the browser's console).
+  leaving.abort();
   session.clear();
   clearNotice();
   navigate('#/signin');
