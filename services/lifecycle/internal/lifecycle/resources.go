@@ -80,7 +80,7 @@ func PlaceResources(svc *Service, version string, docs []*Document, parsed []Par
 		return nil
 	}
 	for i, d := range docs {
-		doc, hash := copyJSON(parsed[i].doc).(map[string]any), parsed[i].hash
+		doc, hash := CopyJSON(parsed[i].doc).(map[string]any), parsed[i].hash
 		place, err := target.Place(d.Kind, doc, d.Name)
 		if err != nil {
 			return nil, fmt.Errorf("rendered document %d: %w: %w", d.Index, err, ErrInvalidArgument)
@@ -135,8 +135,8 @@ func PlaceResources(svc *Service, version string, docs []*Document, parsed []Par
 	return out, nil
 }
 
-// copyJSON deep-copies a decoded JSON value.
-func copyJSON(v any) any {
+// CopyJSON deep-copies a decoded JSON value.
+func CopyJSON(v any) any {
 	switch t := v.(type) {
 	case map[string]any:
 		if t == nil {
@@ -144,13 +144,13 @@ func copyJSON(v any) any {
 		}
 		out := make(map[string]any, len(t))
 		for k, e := range t {
-			out[k] = copyJSON(e)
+			out[k] = CopyJSON(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
-			out[i] = copyJSON(e)
+			out[i] = CopyJSON(e)
 		}
 		return out
 	}

@@ -151,33 +151,8 @@ func decodeResource(keys *seal.Keyring, rec store.Record) (*lifecycle.Resource, 
 // the document's nested maps and lists included.
 func cloneResource(r *lifecycle.Resource) *lifecycle.Resource {
 	c := *r
-	c.Doc, _ = cloneJSONValue(r.Doc).(map[string]any)
+	c.Doc, _ = lifecycle.CopyJSON(r.Doc).(map[string]any)
 	c.Finalizers = slices.Clone(r.Finalizers)
 	c.ReadyConditions = maps.Clone(r.ReadyConditions)
 	return &c
-}
-
-// cloneJSONValue copies a value as encoding/json decodes one.
-func cloneJSONValue(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		if t == nil {
-			return t
-		}
-		out := make(map[string]any, len(t))
-		for k, e := range t {
-			out[k] = cloneJSONValue(e)
-		}
-		return out
-	case []any:
-		if t == nil {
-			return t
-		}
-		out := make([]any, len(t))
-		for i, e := range t {
-			out[i] = cloneJSONValue(e)
-		}
-		return out
-	}
-	return v
 }
