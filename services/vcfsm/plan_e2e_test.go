@@ -191,14 +191,7 @@ func TestPlanBlockedBySignaturePolicy(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(fmt.Sprintf(canaryThenRest, "")), &strategy))
 	rollout := map[string]any{"strategy": strategy}
 
-	for _, bad := range []struct {
-		version string
-		sign    func(w *world, digest string)
-		why     string
-	}{
-		{"2.0.0", nil, "carries no cosign signature"},
-		{"3.0.0", k.stranger, "does not verify with any of the configured keys"},
-	} {
+	for _, bad := range k.unverifiable() {
 		src := k.publishOCI(t, sameTerms(bad.version), bad.sign)
 		for _, ask := range []map[string]any{{"source": src}, {"source": src, "rollout": rollout, "store": true}} {
 			status, p, body := fleetPlan(t, k.world, onebox.OperatorToken, id, ask)

@@ -18,16 +18,7 @@ import (
 // operation ends RolledBack (not Stuck), the history says why, and once
 // the Supervisor answers again the service is Healthy on 1.0.0.
 func TestRolloutGateThatCannotRunWaitsThenRollsBack(t *testing.T) {
-	w := newWorld(t, fastRollouts)
-	id := w.installed(t, w.publish(t, v1))
-	src2 := w.publish(t, v2)
-
-	strategy := `{"gateTimeout":"3s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true}]}`
-	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
-	waitRollout(t, w, id, "WaitingApproval")
-	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
-	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
-	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+	w, id := rolloutToUnreachableWave(t, `{"gateTimeout":"3s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true}]}`)
 
 	r := poll(t, "wave 2 waiting for its gate", time.Minute, func() rolloutView { return w.rollout(t, id) }, func(r rolloutView) bool {
 		return strings.Contains(r.Reason, "cannot run")
@@ -72,16 +63,7 @@ func TestRolloutGateThatCannotRunWaitsThenRollsBack(t *testing.T) {
 // the Supervisor answers again a resume checks it again and the wave goes
 // on: every target on 2.0.0.
 func TestRolloutGateThatCannotRunPausesThenResumes(t *testing.T) {
-	w := newWorld(t, fastRollouts)
-	id := w.installed(t, w.publish(t, v1))
-	src2 := w.publish(t, v2)
-
-	strategy := `{"gateTimeout":"2s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true,"onFailure":"pause"}]}`
-	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
-	waitRollout(t, w, id, "WaitingApproval")
-	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
-	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
-	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+	w, id := rolloutToUnreachableWave(t, `{"gateTimeout":"2s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true,"onFailure":"pause"}]}`)
 
 	r := waitRollout(t, w, id, "Paused")
 	require.Contains(t, r.Reason, "its checks could not run within the gate timeout of 2s")
@@ -107,16 +89,7 @@ func TestRolloutGateThatCannotRunPausesThenResumes(t *testing.T) {
 // (the service's records of it are 1.0.0's). Past the gate timeout the
 // wave fails even with maxFailures 1, and rolls back.
 func TestRolloutGateThatCannotRunIsNotWithinBudget(t *testing.T) {
-	w := newWorld(t, fastRollouts)
-	id := w.installed(t, w.publish(t, v1))
-	src2 := w.publish(t, v2)
-
-	strategy := `{"gateTimeout":"2s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true,"maxFailures":1}]}`
-	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
-	waitRollout(t, w, id, "WaitingApproval")
-	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
-	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
-	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+	w, id := rolloutToUnreachableWave(t, `{"gateTimeout":"2s","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true,"maxFailures":1}]}`)
 
 	r := waitRollout(t, w, id, "RolledBack")
 	require.Contains(t, r.Reason, "wave rest: its checks could not run within the gate timeout of 2s on 1 of 1 target(s)")
@@ -126,4 +99,21 @@ func TestRolloutGateThatCannotRunIsNotWithinBudget(t *testing.T) {
 	svc := w.waitStatus(t, id, "Healthy")
 	require.Equal(t, "1.0.0", svc.Version)
 	require.Equal(t, map[string]string{"supervisor-vc1": "1.0.0", "supervisor-eu1": "1.0.0"}, w.ssOwners(t, id))
+}
+
+// rolloutToUnreachableWave installs 1.0.0 and upgrades it to 2.0.0 with
+// strategy (its second wave, supervisor-eu1's, waits for an approval):
+// the canary moves, then supervisor-eu1 stops answering and the second
+// wave is approved, so its gate cannot reach it.
+func rolloutToUnreachableWave(t *testing.T, strategy string) (*world, string) {
+	t.Helper()
+	w := newWorld(t, fastRollouts)
+	id := w.installed(t, w.publish(t, v1))
+	src2 := w.publish(t, v2)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
+	waitRollout(t, w, id, "WaitingApproval")
+	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
+	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
+	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
+	return w, id
 }

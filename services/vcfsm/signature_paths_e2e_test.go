@@ -96,6 +96,22 @@ func requireStillAt(t *testing.T, w *world, id, version, why string) {
 
 // keysWorld has keys trusted: "broadcom" signs the vendor's versions,
 // "stranger" is a key nobody trusts.
+// unverifiableVersion is a version the signature policy refuses: how it
+// is signed (nil: not at all) and what the refusal says.
+type unverifiableVersion struct {
+	version string
+	sign    func(w *world, digest string)
+	why     string
+}
+
+// unverifiable is an unsigned 2.0.0 and a 3.0.0 signed by an untrusted key.
+func (k *keysWorld) unverifiable() []unverifiableVersion {
+	return []unverifiableVersion{
+		{"2.0.0", nil, "carries no cosign signature"},
+		{"3.0.0", k.stranger, "does not verify with any of the configured keys"},
+	}
+}
+
 type keysWorld struct {
 	*world
 	vendor, stranger func(w *world, digest string)
@@ -142,14 +158,7 @@ func TestSignaturesVerifiedOnUpgradePaths(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			k := newKeysWorld(t, fastRollouts)
 			id := k.installed(t, k.publishOCI(t, sameTerms("1.0.0"), k.vendor))
-			for _, bad := range []struct {
-				version string
-				sign    func(w *world, digest string)
-				why     string
-			}{
-				{"2.0.0", nil, "carries no cosign signature"},
-				{"3.0.0", k.stranger, "does not verify with any of the configured keys"},
-			} {
+			for _, bad := range k.unverifiable() {
 				src := k.publishOCI(t, sameTerms(bad.version), bad.sign)
 				p.start(t, k, id, src, bad.version)
 				op := k.waitOp(t, id, p.typ, bad.version)
