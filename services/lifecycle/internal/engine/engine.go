@@ -10,12 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/vcfsm/vcfsm/platform/safe"
 )
 
 // Key names one operation: the service it changes and its id.
@@ -43,14 +40,19 @@ type Job interface {
 // shutdown or a takeover: the operation resumes or is superseded.
 const OutcomeInterrupted = "interrupted"
 
+// OutcomeRetrying is what an Observer is told of a run whose step failed
+// transiently: the operation runs again after a backoff, without holding
+// a worker in between.
+const OutcomeRetrying = "retrying"
+
 // Observer is told when operations and steps run, for metrics and traces.
 // It runs inline: implementations must be fast and safe for concurrent use.
 type Observer interface {
 	// OperationStarted: a worker begins (or resumes) running an operation;
 	// done reports the Job's Outcome, or OutcomeInterrupted.
 	OperationStarted(ctx context.Context, key, kind string) (_ context.Context, done func(outcome string))
-	// StepStarted: one step begins (retries included); done reports its
-	// error (nil: succeeded).
+	// StepStarted: one run of a step begins (each retry is a run of its
+	// own); done reports its error (nil: succeeded).
 	StepStarted(ctx context.Context, kind, step string) (_ context.Context, done func(err error))
 }
 
@@ -143,8 +145,10 @@ type Engine[J Job] struct {
 	again   map[Key]bool                  // queued again while running
 	cancels map[string]context.CancelFunc // by service
 
-	// waiting: operations whose step asked to wait, enqueued again later.
+	// waiting: operations whose step asked to wait, or failed and is
+	// retried, enqueued again later.
 	waiting waits
+	retries retryStates
 }
 
 // New builds an engine; Start runs it.
@@ -299,7 +303,7 @@ func (e *Engine[J]) enqueueIdle(keys []Key) {
 		e.mu.Lock()
 		busy := e.running[k]
 		e.mu.Unlock()
-		if !busy {
+		if !busy && e.retries.due(k, time.Now()) {
 			e.Enqueue(k)
 		}
 	}
@@ -365,6 +369,7 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 		return
 	}
 	if !j.Runnable() {
+		e.retries.forget(k)
 		return
 	}
 	ctx, observed := e.cfg.Observer.OperationStarted(ctx, k.String(), j.Kind())
@@ -377,8 +382,14 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 			continue
 		}
 		stepCtx, stepDone := e.cfg.Observer.StepStarted(ctx, j.Kind(), j.StepName(i))
-		err := e.step(stepCtx, j, i)
+		err := e.step(stepCtx, k, j, i)
 		stepDone(err)
+		var retry *retryLater
+		if errors.As(err, &retry) {
+			e.waiting.after(parent, k, retry.after, e.Enqueue)
+			outcome = OutcomeRetrying
+			return
+		}
 		if w, ok := asWait(err); ok && ctx.Err() == nil {
 			if h, ok := any(e.host).(Waiter[J]); ok {
 				h.StepWaiting(context.WithoutCancel(ctx), j, i, w)
@@ -405,91 +416,4 @@ func (e *Engine[J]) execute(parent context.Context, k Key) {
 	}
 	e.host.Succeeded(context.WithoutCancel(ctx), j)
 	outcome = j.Outcome()
-}
-
-// stuckError marks a step that exceeded its time bound.
-type stuckError struct{ err error }
-
-func (s *stuckError) Error() string { return s.err.Error() }
-func (s *stuckError) Unwrap() error { return s.err }
-
-// step journals step i as running, runs it (retrying what is retryable
-// until the step's time bound) and journals its success.
-func (e *Engine[J]) step(ctx context.Context, j J, i int) error {
-	name := j.StepName(i)
-	started, err := e.host.StepRunning(ctx, j, i)
-	if err != nil {
-		return err
-	}
-	e.cfg.Failpoints.hold(ctx, e.cfg.Logger, j.Kind(), name, "before")
-	bound := e.cfg.StepTimeout(name)
-	deadline := started.Add(bound)
-	backoff := e.cfg.RetryBackoff
-	for attempt := 1; ; attempt++ {
-		stepCtx, cancel := context.WithDeadline(ctx, deadline)
-		// A panicking step fails its operation (a PanicError is not
-		// retryable), so an operation that panics on resume is not retried forever.
-		err := safe.Call(e.cfg.Logger, "step "+name+" of "+j.Kind(), func() error { return e.host.Run(stepCtx, j, i) })
-		timedOut := stepCtx.Err() == context.DeadlineExceeded
-		cancel()
-		if _, wait := asWait(err); wait && !timedOut {
-			return err // not done, not failed: run again later
-		}
-		if err == nil {
-			e.cfg.Failpoints.hold(ctx, e.cfg.Logger, j.Kind(), name, "after")
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return e.host.StepSucceeded(ctx, j, i)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if timedOut || !e.cfg.Now().Before(deadline) {
-			return &stuckError{fmt.Errorf("step %s of %s exceeded its time bound of %s: %w", name, j.Kind(), bound, err)}
-		}
-		if !e.cfg.Retryable(err) {
-			return err
-		}
-		e.host.Retrying(ctx, j, i, attempt, err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(min(jitter(backoff), time.Until(deadline)+time.Millisecond)):
-		}
-		backoff = min(2*backoff, e.cfg.MaxBackoff)
-	}
-}
-
-// Failpoints let the crash tests stop the real binary at a known point of
-// an operation: "upgrade/resources:before,rollback/cleanup:after" holds the
-// worker before a step acts (after it is journaled as running) or after it
-// acted (before its success is journaled), until the process is killed.
-type Failpoints map[string]bool
-
-// ParseFailpoints reads a comma-separated list (VCFSM_FAILPOINTS).
-func ParseFailpoints(list string) Failpoints {
-	fp := Failpoints{}
-	for _, p := range strings.Split(list, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			fp[p] = true
-		}
-	}
-	return fp
-}
-
-// hold blocks at a failpoint until ctx ends.
-func (fp Failpoints) hold(ctx context.Context, log *slog.Logger, kind, step, when string) {
-	fp.Hold(ctx, log, kind+"/"+step+":"+when)
-}
-
-// Hold blocks at the failpoint name, when set, until ctx ends: a step
-// that journals several times holds between them with names of its own
-// ("rollout/wave-1:moving").
-func (fp Failpoints) Hold(ctx context.Context, log *slog.Logger, name string) {
-	if !fp[name] {
-		return
-	}
-	log.Warn("failpoint reached: holding until the process is killed", "failpoint", name)
-	<-ctx.Done()
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
+	"regexp"
 	"sync"
 	"testing"
 	"time"
@@ -139,8 +139,13 @@ func start(t *testing.T, h *host, cfg Config) (*Engine[*job], context.CancelFunc
 	if cfg.StepTimeout == nil {
 		cfg.StepTimeout = func(string) time.Duration { return 10 * time.Second }
 	}
-	cfg.Workers, cfg.SweepEvery = 2, time.Second
-	cfg.RetryBackoff = time.Millisecond
+	if cfg.Workers == 0 {
+		cfg.Workers = 2
+	}
+	cfg.SweepEvery = time.Second
+	if cfg.RetryBackoff == 0 {
+		cfg.RetryBackoff = time.Millisecond
+	}
 	cfg.Retryable = func(err error) bool { return errors.Is(err, errDown) }
 	e := New[*job](cfg, h)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -165,6 +170,48 @@ func TestStepsRunInOrderAndTransientFailuresAreRetried(t *testing.T) {
 	require.Equal(t, []string{"running a", "succeeded a", "running b", "succeeded b", "running c", "succeeded c"}, log)
 	require.Empty(t, failed)
 	require.Equal(t, 2, retries, "b failed twice before it succeeded")
+}
+
+// A step retried against a target that is down lets its worker go during
+// the backoff: with one worker, another service's operation runs and ends
+// while the first one still retries (before, the first held the worker
+// until its step's time bound, and every other operation queued behind it).
+func TestRetryingStepLetsItsWorkerGo(t *testing.T) {
+	h := newHost(func(_ context.Context, step string, _ int) error {
+		if step == "remove-resources" {
+			return errDown
+		}
+		return nil
+	})
+	down, other := Key{Service: "s1", Operation: "op1"}, Key{Service: "s2", Operation: "op2"}
+	h.jobs[down] = &job{kind: "delete", names: []string{"remove-resources"}, done: make([]bool, 1)}
+	e, _ := start(t, h, Config{Workers: 1, RetryBackoff: 50 * time.Millisecond,
+		StepTimeout: func(string) time.Duration { return time.Minute }})
+	require.Eventually(t, func() bool { _, _, _, r := h.snapshot(); return r >= 2 }, 5*time.Second, time.Millisecond)
+	h.mu.Lock()
+	h.jobs[other] = &job{kind: "register", names: []string{"a"}, done: make([]bool, 1)}
+	h.mu.Unlock()
+	e.Enqueue(other)
+	require.Eventually(t, func() bool { _, _, ok, _ := h.snapshot(); return ok[other] }, 5*time.Second, time.Millisecond)
+	_, failed, ok, retries := h.snapshot()
+	require.False(t, ok[down])
+	require.Empty(t, failed[down], "still retrying")
+	require.GreaterOrEqual(t, retries, 2)
+}
+
+// A retried step keeps counting its attempts and its time bound from its
+// first run across the runs the backoff separates, and is journaled as
+// running once.
+func TestRetriedStepKeepsItsAttemptsAndTimeBound(t *testing.T) {
+	h := newHost(func(context.Context, string, int) error { return errDown })
+	k := Key{Service: "s1", Operation: "op1"}
+	h.jobs[k] = &job{kind: "delete", names: []string{"remove-resources"}, done: make([]bool, 1)}
+	start(t, h, Config{RetryBackoff: 5 * time.Millisecond, StepTimeout: func(string) time.Duration { return 300 * time.Millisecond }})
+	require.Eventually(t, func() bool { _, f, _, _ := h.snapshot(); return f[k] != "" }, 5*time.Second, time.Millisecond)
+	log, failed, _, retries := h.snapshot()
+	require.Contains(t, failed[k], "remove-resources stuck=true: step remove-resources of delete exceeded its time bound of 300ms")
+	require.Equal(t, []string{"running remove-resources"}, log)
+	require.GreaterOrEqual(t, retries, 3, "attempts count on across the retries")
 }
 
 func TestResumeSkipsDoneStepsAndFinalFailuresStop(t *testing.T) {
@@ -250,7 +297,10 @@ func (o *observer) OperationStarted(ctx context.Context, key, kind string) (cont
 
 func (o *observer) StepStarted(ctx context.Context, _, step string) (context.Context, func(error)) {
 	o.add("step " + step)
-	return ctx, func(err error) { o.add(fmt.Sprintf("step %s err=%v", step, err)) }
+	return ctx, func(err error) {
+		// A retry's backoff is jittered: the record leaves its length out.
+		o.add(retriedIn.ReplaceAllString(fmt.Sprintf("step %s err=%v", step, err), "(retried in)"))
+	}
 }
 
 func (o *observer) snapshot() []string {
@@ -262,7 +312,7 @@ func (o *observer) snapshot() []string {
 func TestObserverSeesEachStepOnceAndTheOutcome(t *testing.T) {
 	h := newHost(func(_ context.Context, step string, call int) error {
 		if step == "b" && call < 2 {
-			return errDown // retried inside one step observation
+			return errDown // retried: a run of its own, after the backoff
 		}
 		if step == "c" {
 			return errors.New("final")
@@ -273,15 +323,20 @@ func TestObserverSeesEachStepOnceAndTheOutcome(t *testing.T) {
 	h.jobs[k] = &job{kind: "upgrade", names: []string{"a", "b", "c", "d"}, done: make([]bool, 4)}
 	obs := &observer{}
 	start(t, h, Config{Observer: obs})
-	require.Eventually(t, func() bool { ev := obs.snapshot(); return len(ev) > 0 && strings.HasPrefix(ev[len(ev)-1], "end ") }, 5*time.Second, time.Millisecond)
+	require.Eventually(t, func() bool { ev := obs.snapshot(); return len(ev) > 0 && ev[len(ev)-1] == "end Failed" }, 5*time.Second, time.Millisecond)
 	require.Equal(t, []string{
 		"start upgrade s1|op1",
 		"step a", "step a err=<nil>",
+		"step b", "step b err=peer down (retried in)",
+		"end retrying",
+		"start upgrade s1|op1",
 		"step b", "step b err=<nil>",
 		"step c", "step c err=final",
 		"end Failed",
 	}, obs.snapshot())
 }
+
+var retriedIn = regexp.MustCompile(`\(retried in [^)]*\)`)
 
 // A takeover queues an operation again while its run is still going, then
 // cancels the run: the engine must run it again once the cancelled run lets

@@ -43,7 +43,6 @@ func TestWaitingStepsRunAgainLaterWithoutHoldingAWorker(t *testing.T) {
 	waiting := Key{Service: "s1", Operation: "op1"}
 	other := Key{Service: "s2", Operation: "op2"}
 	inner.jobs[waiting] = &job{kind: "rollout", names: []string{"gate", "after"}, done: make([]bool, 2)}
-	inner.jobs[other] = &job{kind: "upgrade", names: []string{"other"}, done: make([]bool, 1)}
 
 	e := New[*job](Config{Workers: 1, SweepEvery: time.Hour, RetryBackoff: time.Millisecond,
 		StepTimeout: func(string) time.Duration { return time.Hour }, Retryable: func(error) bool { return false }}, Host[*job](h))
@@ -51,6 +50,19 @@ func TestWaitingStepsRunAgainLaterWithoutHoldingAWorker(t *testing.T) {
 	var wg sync.WaitGroup
 	require.NoError(t, e.Start(ctx, &wg))
 	t.Cleanup(func() { cancel(); wg.Wait() })
+	// The other operation arrives once the gate waits (had it run first,
+	// the gate would never wait: before, the map's order decided, and the
+	// test hung now and then).
+	select {
+	case w := <-h.waits:
+		require.Equal(t, "gate: approval 1", w, "the host journals the wait with its reason")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gate never waited")
+	}
+	inner.mu.Lock()
+	inner.jobs[other] = &job{kind: "upgrade", names: []string{"other"}, done: make([]bool, 1)}
+	inner.mu.Unlock()
+	e.Enqueue(other)
 
 	require.Eventually(t, func() bool {
 		_, failed, ok, _ := inner.snapshot()
@@ -59,5 +71,4 @@ func TestWaitingStepsRunAgainLaterWithoutHoldingAWorker(t *testing.T) {
 	log, _, _, _ := inner.snapshot()
 	require.Contains(t, log, "succeeded other", "the only worker ran the other operation while the gate waited")
 	require.Contains(t, log, "succeeded after")
-	require.Contains(t, <-h.waits, "gate: approval 1", "the host journals the wait with its reason")
 }

@@ -148,7 +148,8 @@ func (o *Observer) RolledBack(d time.Duration) { o.rollouts.rollback.Observe(d.S
 
 // rolloutEnded is told how a run of a rollout ended: a final outcome
 // counts the rollout, and any end but a wait leaves this replica's
-// gauges (the rollout is over, or resumes here or on another replica).
+// gauges (the rollout is over, or resumes here or on another replica);
+// a retry's backoff is a wait.
 func (m *rolloutMetrics) rolloutEnded(key, outcome string) {
 	switch outcome {
 	case lifecycle.OutcomeSucceeded:
@@ -157,7 +158,7 @@ func (m *rolloutMetrics) rolloutEnded(key, outcome string) {
 		m.finished.WithLabelValues(lifecycle.RolloutRolledBack).Inc()
 	case lifecycle.OutcomeFailed, lifecycle.OutcomeStuck:
 		m.finished.WithLabelValues(lifecycle.RolloutFailed).Inc()
-	case engine.OutcomeWaiting:
+	case engine.OutcomeWaiting, engine.OutcomeRetrying:
 		return
 	}
 	m.mu.Lock()

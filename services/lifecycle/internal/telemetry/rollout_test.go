@@ -42,7 +42,7 @@ func TestRolloutGaugesFollowTheRun(t *testing.T) {
 	st := &lifecycle.RolloutState{State: lifecycle.RolloutRunning, Targets: []lifecycle.TargetState{
 		{Supervisor: "a", State: lifecycle.TargetDone}, {Supervisor: "b", State: lifecycle.TargetWaitingWindow}, {Supervisor: "c", State: lifecycle.TargetWaitingWindow},
 	}}
-	for _, outcome := range []string{engine.OutcomeWaiting, engine.OutcomeInterrupted, lifecycle.OutcomeFailed} {
+	for _, outcome := range []string{engine.OutcomeWaiting, engine.OutcomeRetrying, engine.OutcomeInterrupted, lifecycle.OutcomeFailed} {
 		o.RolloutSaved("svc|op", st)
 		require.InDelta(t, 3, gauge(t, tel, "lifecycle_rollout_targets", ""), 0)
 		require.InDelta(t, 2, gauge(t, tel, "lifecycle_rollout_targets", lifecycle.TargetWaitingWindow), 0)
@@ -51,7 +51,7 @@ func TestRolloutGaugesFollowTheRun(t *testing.T) {
 		_, done := o.OperationStarted(context.Background(), "svc|op", lifecycle.OpRollout)
 		done(outcome)
 		want := 0.0
-		if outcome == engine.OutcomeWaiting {
+		if outcome == engine.OutcomeWaiting || outcome == engine.OutcomeRetrying {
 			want = 3
 		}
 		require.InDelta(t, want, gauge(t, tel, "lifecycle_rollout_targets", ""), 0, outcome)
