@@ -1,14 +1,22 @@
 package vcfsm_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/target/simulator"
+	"github.com/vcfsm/vcfsm/services/vcfsm/app"
+	"github.com/vcfsm/vcfsm/services/vcfsm/onebox"
 )
 
 // Wave 2's gate cannot reach its Supervisor (it does not answer): the
@@ -116,4 +124,64 @@ func rolloutToUnreachableWave(t *testing.T, strategy string) (*world, string) {
 	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
 	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
 	return w, id
+}
+
+// compatibilityDown makes the lifecycle service's calls to the
+// compatibility service about Supervisor sup answer Unavailable while down
+// is set, as a peer that is restarting (or one of its instances, down)
+// does: a call naming another Supervisor as well gets through.
+func compatibilityDown(down *atomic.Bool, sup string) onebox.Option {
+	return func(c *app.Config) {
+		c.Lifecycle.PeerDialOptions = append(c.Lifecycle.PeerDialOptions, grpc.WithChainUnaryInterceptor(
+			func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+				about := fmt.Sprint(req)
+				if down.Load() && strings.HasPrefix(method, "/vcfservices.compatibility.v1.CompatibilityService/") &&
+					strings.Contains(about, sup) && strings.Count(about, "supervisor-") == 1 {
+					return status.Error(codes.Unavailable, "compatibility service restarting")
+				}
+				return invoker(ctx, method, req, reply, cc, opts...)
+			}))
+	}
+}
+
+// Wave 2's gate cannot run because a peer its checks need (the
+// compatibility service) answers Unavailable: that is not the target's
+// failure nor a block. The rollout waits, Running, naming the check and
+// the error, and once the peer is back the wave's checks run and it goes
+// on: every target on 2.0.0. An upgrade plan asked while the peer is down
+// answers 503 rather than lines blocked by its absence.
+func TestRolloutGateWaitsForAPeerThatIsDown(t *testing.T) {
+	var down atomic.Bool
+	w := newWorld(t, fastRollouts, compatibilityDown(&down, "supervisor-eu1"))
+	id := w.installed(t, w.publish(t, v1))
+	src2 := w.publish(t, v2)
+	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":{"gateTimeout":"5m","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true}]}}}`, http.StatusAccepted)
+	waitRollout(t, w, id, "WaitingApproval")
+	down.Store(true)
+	// A fleet plan asked meanwhile cannot say: 503, not a line blocked by
+	// the peer's absence (before, supervisor-eu1's line was blocked).
+	status, _, body := fleetPlan(t, w, onebox.OperatorToken, id, map[string]any{"source": src2,
+		"rollout": map[string]any{"strategy": map[string]any{"waves": []any{map[string]any{"name": "all", "rest": true}}}}})
+	require.Equal(t, http.StatusServiceUnavailable, status, "%s", body)
+	require.Contains(t, body, "compatibility service restarting")
+	require.Equal(t, http.StatusOK, w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{}).Status)
+
+	r := poll(t, "wave 2 waiting for the compatibility service", time.Minute, func() rolloutView { return w.rollout(t, id) }, func(r rolloutView) bool {
+		return strings.Contains(r.Reason, "cannot run")
+	})
+	require.Equal(t, "Running", r.State, "a peer that is down is waited for: %+v", r)
+	require.Contains(t, r.Reason, "supervisor-eu1: compatibility:", "it names the Supervisor and the check")
+	require.Contains(t, r.Reason, "compatibility service restarting", "and the peer's answer")
+	v, st := r.target("supervisor-eu1")
+	require.Equal(t, "1.0.0", v, "nothing of wave 2 moved (%s)", st)
+	require.NotEqual(t, "Blocked", st, "not blocked: its checks did not answer")
+	require.NotEqual(t, "Failed", st)
+
+	down.Store(false)
+	r = waitRollout(t, w, id, "Succeeded")
+	for _, sup := range []string{"supervisor-vc1", "supervisor-eu1"} {
+		v, st := r.target(sup)
+		require.Equal(t, []string{"2.0.0", "Done"}, []string{v, st}, sup)
+	}
+	require.Equal(t, map[string]string{"supervisor-vc1": "2.0.0", "supervisor-eu1": "2.0.0"}, w.ssOwners(t, id))
 }

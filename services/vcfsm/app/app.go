@@ -124,7 +124,9 @@ func Start(ctx context.Context, cfg Config, log *slog.Logger) (*System, error) {
 	cfg.Lifecycle.RendererAddr = s.GRPCAddr
 	cfg.Lifecycle.PrecheckAddr = s.GRPCAddr
 	cfg.Lifecycle.PeerToken = sec.peerToken
-	cfg.Lifecycle.PeerDialOptions = sec.dialOpts
+	// Options the caller gave (tests: a peer that stops answering) come
+	// after the process's own.
+	cfg.Lifecycle.PeerDialOptions = append(append([]grpc.DialOption(nil), sec.dialOpts...), cfg.Lifecycle.PeerDialOptions...)
 
 	services, life, err := s.newServices(runCtx, cfg, log)
 	if err != nil {

@@ -19,6 +19,21 @@ type gateResults struct {
 	folded []foldedNote
 }
 
+// failOn records that check what could not run for sup: a peer or target
+// that does not answer is waited for (cannot); any other error blocks sup.
+// Before, an evaluation that failed for some Supervisors blocked them
+// whatever the cause: a compatibility service restarting blocked the wave
+// as if it had found an ERROR (TestRolloutGateWaitsForAPeerThatIsDown).
+func (g *gateResults) failOn(sup, what string, err error) {
+	if transient(err) {
+		if _, ok := g.cannot[sup]; !ok {
+			g.cannot[sup] = what + ": " + err.Error()
+		}
+		return
+	}
+	g.errors[sup] = append(g.errors[sup], what+": "+err.Error())
+}
+
 func (g *gateResults) add(sup string, r lifecycle.CheckResult, source string) {
 	sev := ""
 	switch strings.ToUpper(r.Severity) {
@@ -76,13 +91,7 @@ func gateChecks(ctx context.Context, d *Deps, r *run, u *upgradeVersions, sups [
 	g := &gateResults{cannot: map[string]string{}, errors: map[string][]string{}, notes: map[string][]lifecycle.ErrorDetail{}}
 	fail := func(what string, err error) {
 		for _, s := range sups {
-			if transient(err) {
-				if _, ok := g.cannot[s]; !ok {
-					g.cannot[s] = what + ": " + err.Error()
-				}
-				continue
-			}
-			g.errors[s] = append(g.errors[s], what+": "+err.Error())
+			g.failOn(s, what, err)
 		}
 	}
 	rend, err := steps.RenderFor(ctx, d.Ports.Render(), d.Writer, r.cache(), u.next, u.nb)
@@ -130,7 +139,7 @@ func gateCompatibility(ctx context.Context, d *Deps, u *upgradeVersions, scoped 
 	}
 	for _, s := range sups {
 		if err := v.Failed[s]; err != nil {
-			g.errors[s] = append(g.errors[s], "compatibility: "+err.Error())
+			g.failOn(s, "compatibility", err)
 		}
 		for _, res := range v.Results[s] {
 			g.add(s, res, "compatibility")

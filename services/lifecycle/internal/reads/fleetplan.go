@@ -90,6 +90,14 @@ func (p *Previews) fleetTargets(ctx context.Context, plan *UpgradePlan, sups []s
 		plan.block("compatibility: " + err.Error())
 		verdicts = &steps.SupervisorVerdicts{}
 	}
+	// A compatibility service that did not answer for some Supervisors
+	// leaves their verdicts unknown, not blocked: the plan is unavailable,
+	// as the rollout's gate would wait for it.
+	for _, sup := range sups {
+		if ferr := verdicts.Failed[sup]; errors.Is(ferr, lifecycle.ErrUnavailable) {
+			return ferr
+		}
+	}
 	region, window := map[string]string{}, map[string]*lifecycle.MaintenanceWindow{}
 	for _, r := range inv.RegionList() {
 		for _, sv := range r.Supervisors {
