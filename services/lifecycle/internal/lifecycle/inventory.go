@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	// The time zone database, embedded: the images are FROM scratch, with
+	// no zoneinfo on the host, and a maintenance window names an IANA time
+	// zone (before, every zone but UTC was refused in the compose stack).
+	_ "time/tzdata"
 )
 
 // Inventory is the platform inventory (api.md `Inventory`): the regions,
