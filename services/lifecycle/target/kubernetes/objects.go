@@ -196,8 +196,16 @@ func supervisorServiceNames(doc map[string]any) (ssNames, error) {
 // the PackageInstall's spec changes with it and its generation moves:
 // kapp-controller's verdict on the old values can no longer pass for one
 // on the new (health waits for the generation this apply wrote).
+// A refName too long to leave room for the suffix is cut (Secret names
+// are DNS subdomains of at most 253 characters; the cut ends on a letter
+// or digit so the name stays one).
 func ValuesSecretName(refName string, values []byte) string {
-	return refName + "-values-" + hashOf(string(values))[:10]
+	const suffix = "-values-"
+	const maxPrefix = 253 - len(suffix) - 10
+	if len(refName) > maxPrefix {
+		refName = strings.TrimRight(refName[:maxPrefix], ".-")
+	}
+	return refName + suffix + hashOf(string(values))[:10]
 }
 
 // carvelObject re-homes an embedded Package or PackageMetadata into

@@ -1,10 +1,12 @@
 package kubernetes
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/vcfsm/vcfsm/services/lifecycle/target"
 )
@@ -82,4 +84,20 @@ func TestValuesSecretNameFollowsTheValues(t *testing.T) {
 	require.NotEqual(t, a, b)
 	require.Equal(t, a, ValuesSecretName("arcturus", []byte("replicas: 3\n")))
 	require.Regexp(t, `^arcturus-values-[0-9a-f]{10}$`, a)
+}
+
+// A refName of the longest a Package allows (a 253-character DNS
+// subdomain) still gives a valid Secret name, one per values (before, the
+// name ran to 271 characters and the API server refused the Secret).
+func TestValuesSecretNameOfTheLongestRefNameIsValid(t *testing.T) {
+	for _, ref := range []string{
+		strings.Repeat("a", 253),
+		strings.Repeat("a", 234) + "." + strings.Repeat("b", 18), // the cut lands on the dot
+		strings.Repeat("abcdefgh.", 28)[:251] + "ab",
+	} {
+		a, b := ValuesSecretName(ref, []byte("replicas: 3\n")), ValuesSecretName(ref, []byte("replicas: 5\n"))
+		require.Empty(t, validation.IsDNS1123Subdomain(a), "%q", a)
+		require.NotEqual(t, a, b)
+		require.True(t, strings.HasPrefix(a, ref[:200]), a)
+	}
 }
