@@ -116,14 +116,26 @@ func TestRolloutGateThatCannotRunIsNotWithinBudget(t *testing.T) {
 func rolloutToUnreachableWave(t *testing.T, strategy string) (*world, string) {
 	t.Helper()
 	w := newWorld(t, fastRollouts)
+	id := rolloutToSecondWave(t, w, strategy, func(string, string) {
+		w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
+	})
+	return w, id
+}
+
+// rolloutToSecondWave installs 1.0.0 on w and upgrades it to 2.0.0 with
+// strategy, whose second wave waits for an approval: once the first wave
+// moved, cut (given the service and 2.0.0's source) takes something away,
+// then the second wave is approved. It returns the service.
+func rolloutToSecondWave(t *testing.T, w *world, strategy string, cut func(id, src2 string)) string {
+	t.Helper()
 	id := w.installed(t, w.publish(t, v1))
 	src2 := w.publish(t, v2)
 	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":`+strategy+`}}`, http.StatusAccepted)
 	waitRollout(t, w, id, "WaitingApproval")
-	w.sim.SetSupervisor(simulator.SeedSupervisor{Name: "supervisor-eu1", Unreachable: true})
+	cut(id, src2)
 	ok := w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{})
 	require.Equal(t, http.StatusOK, ok.Status, "%s", ok.Body)
-	return w, id
+	return id
 }
 
 // compatibilityDown makes the lifecycle service's calls to the
@@ -153,18 +165,15 @@ func compatibilityDown(down *atomic.Bool, sup string) onebox.Option {
 func TestRolloutGateWaitsForAPeerThatIsDown(t *testing.T) {
 	var down atomic.Bool
 	w := newWorld(t, fastRollouts, compatibilityDown(&down, "supervisor-eu1"))
-	id := w.installed(t, w.publish(t, v1))
-	src2 := w.publish(t, v2)
-	patch(t, w, id, `{"source":"`+src2+`"`+acceptV2+`,"rollout":{"strategy":{"gateTimeout":"5m","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true}]}}}`, http.StatusAccepted)
-	waitRollout(t, w, id, "WaitingApproval")
-	down.Store(true)
-	// A fleet plan asked meanwhile cannot say: 503, not a line blocked by
-	// the peer's absence (before, supervisor-eu1's line was blocked).
-	status, _, body := fleetPlan(t, w, onebox.OperatorToken, id, map[string]any{"source": src2,
-		"rollout": map[string]any{"strategy": map[string]any{"waves": []any{map[string]any{"name": "all", "rest": true}}}}})
-	require.Equal(t, http.StatusServiceUnavailable, status, "%s", body)
-	require.Contains(t, body, "compatibility service restarting")
-	require.Equal(t, http.StatusOK, w.box.Do(t, http.MethodPost, "/v2/vcf-services/"+id+"/rollout/approve", map[string]any{}).Status)
+	id := rolloutToSecondWave(t, w, `{"gateTimeout":"5m","waves":[{"name":"canary","regions":["us-west-1"]},{"name":"rest","rest":true,"approval":true}]}`, func(id, src2 string) {
+		down.Store(true)
+		// A fleet plan asked meanwhile cannot say: 503, not a line blocked
+		// by the peer's absence (before, supervisor-eu1's line was blocked).
+		status, _, body := fleetPlan(t, w, onebox.OperatorToken, id, map[string]any{"source": src2,
+			"rollout": map[string]any{"strategy": map[string]any{"waves": []any{map[string]any{"name": "all", "rest": true}}}}})
+		require.Equal(t, http.StatusServiceUnavailable, status, "%s", body)
+		require.Contains(t, body, "compatibility service restarting")
+	})
 
 	r := poll(t, "wave 2 waiting for the compatibility service", time.Minute, func() rolloutView { return w.rollout(t, id) }, func(r rolloutView) bool {
 		return strings.Contains(r.Reason, "cannot run")
